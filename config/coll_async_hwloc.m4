@@ -1,0 +1,9 @@
+# COLL_ASYNC_CHECK_HWLOC
+# ----------------------
+# Out of tree, hwloc comes from the system (Debian's Open MPI uses the same external
+# hwloc); in tree, Open MPI's own hwloc is always there. Sets coll_async_have_hwloc.
+AC_DEFUN([COLL_ASYNC_CHECK_HWLOC], [
+    coll_async_have_hwloc=no
+    AC_CHECK_HEADER([hwloc.h],
+        [AC_CHECK_LIB([hwloc], [hwloc_topology_init], [coll_async_have_hwloc=yes])])
+])

@@ -1,0 +1,83 @@
+# COLL_ASYNC_FIND_OMPI
+# --------------------
+# Finds Open MPI 4.1 and its internal headers (ompi_config.h, ompi/mca/coll/coll.h),
+# through --with-ompi=DIR or the mpicc wrapper on PATH. Sets CPPFLAGS, OMPI_LIBS,
+# coll_async_ompi_version, coll_async_ompi_incdir and OMPI_INFO.
+AC_DEFUN([COLL_ASYNC_FIND_OMPI], [
+    AC_ARG_WITH([ompi],
+        [AS_HELP_STRING([--with-ompi=DIR],
+            [prefix of the Open MPI 4.1 installation to build against
+             (default: the one whose mpicc is on PATH)])])
+
+    AS_IF([test -n "$with_ompi" && test "$with_ompi" != yes],
+          [AC_PATH_PROG([MPICC], [mpicc], [], [$with_ompi/bin])],
+          [AC_PATH_PROG([MPICC], [mpicc])])
+    AS_IF([test -z "$MPICC"],
+          [AC_MSG_ERROR([mpicc was not found. Install Open MPI 4.1 with its development
+files (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) or pass
+--with-ompi=PREFIX of an Open MPI installation.])])
+    OMPI_INFO=`AS_DIRNAME(["$MPICC"])`/ompi_info
+    AS_IF([test ! -x "$OMPI_INFO"],
+          [AC_MSG_ERROR([ompi_info was not found next to $MPICC])])
+
+    coll_async_ompi_cppflags=
+    coll_async_ompi_incdir=
+    for dir in `$MPICC --showme:incdirs`; do
+        coll_async_ompi_cppflags="$coll_async_ompi_cppflags -I$dir"
+        AS_IF([test -f "$dir/openmpi/ompi_config.h"],
+              [coll_async_ompi_cppflags="$coll_async_ompi_cppflags -I$dir/openmpi"
+               coll_async_ompi_incdir="$dir/openmpi"])
+        AS_IF([test -f "$dir/ompi_config.h"], [coll_async_ompi_incdir="$dir"])
+    done
+    OMPI_LIBS=
+    for dir in `$MPICC --showme:libdirs`; do
+        OMPI_LIBS="$OMPI_LIBS -L$dir"
+    done
+    OMPI_LIBS="$OMPI_LIBS -lmpi"
+    AC_SUBST([OMPI_LIBS])
+    CPPFLAGS="$CPPFLAGS $coll_async_ompi_cppflags"
+
+    AC_MSG_CHECKING([for Open MPI's internal headers])
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+#include "ompi_config.h"
+#include "ompi/mca/coll/coll.h"
+#include "ompi/communicator/communicator.h"
+]], [[return (int) sizeof(mca_coll_base_component_2_0_0_t);]])],
+        [AC_MSG_RESULT([yes, in $coll_async_ompi_incdir])],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([Open MPI's internal headers (ompi_config.h, ompi/mca/coll/coll.h) were
+not found or do not compile with the include directories that
+'$MPICC --showme:incdirs' reports. An Open MPI component is built against them.
+Debian/Ubuntu: apt-get install libopenmpi-dev. A source-built Open MPI must be
+configured with --with-devel-headers; pass its prefix with --with-ompi=PREFIX.])])
+
+    # Debian's libopenmpi-dev lacks a header that ompi/op/op.h includes; the
+    # component reduces with op.h, so supply a stand-in when it is missing.
+    AC_MSG_CHECKING([whether ompi/op/op.h compiles])
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+#include "ompi_config.h"
+#include "ompi/op/op.h"
+]], [[return 0;]])],
+        [AC_MSG_RESULT([yes])],
+        [coll_async_compat=`cd "$srcdir" && pwd`/config/compat
+         CPPFLAGS="$CPPFLAGS -I$coll_async_compat"
+         AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+#include "ompi_config.h"
+#include "ompi/op/op.h"
+]], [[return 0;]])],
+             [AC_MSG_RESULT([with a stand-in for ompi/mpi/fortran/base/fint_2_int.h])],
+             [AC_MSG_RESULT([no])
+              AC_MSG_ERROR([ompi/op/op.h from the Open MPI headers does not compile])])])
+
+    AC_MSG_CHECKING([for Open MPI 4.1])
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+#include "ompi_config.h"
+#if OMPI_MAJOR_VERSION != 4 || OMPI_MINOR_VERSION != 1
+#error not Open MPI 4.1
+#endif
+]], [[]])],
+        [coll_async_ompi_version=`$OMPI_INFO --parsable | sed -n 's/^ompi:version:full://p'`
+         AC_MSG_RESULT([yes, $coll_async_ompi_version])],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([coll/async is written for Open MPI 4.1.x; the headers found are another version])])
+])

@@ -1,0 +1,92 @@
+/*
+ * coll/async: the component, its per-communicator module, and what the glue
+ * files share (parameters, counters, paths).
+ */
+
+#ifndef MCA_COLL_ASYNC_H
+#define MCA_COLL_ASYNC_H
+
+#include "ompi_config.h"
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/mca/coll/coll.h"
+#include "opal/sys/atomic.h"
+#include "opal/threads/thread_usage.h"
+
+#include "coll_async_collectives.h"
+#include "coll_async_parse.h"
+
+BEGIN_C_DECLS
+
+/* Algorithm choices; every family offers these, later versions add native ones. */
+enum coll_async_algorithm {
+    COLL_ASYNC_ALG_AUTO,     /* the component chooses */
+    COLL_ASYNC_ALG_DELEGATE, /* always the coll module selected below this one */
+    COLL_ASYNC_NUM_ALGS
+};
+
+extern const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS];
+
+/* How one collective on one communicator is executed. */
+enum coll_async_path {
+    COLL_ASYNC_PATH_DELEGATED, /* handed to the module below */
+    COLL_ASYNC_PATH_NATIVE,    /* executed by this component */
+    COLL_ASYNC_NUM_PATHS
+};
+
+extern const char *const mca_coll_async_path_names[COLL_ASYNC_NUM_PATHS];
+
+typedef struct mca_coll_async_component_t {
+    mca_coll_base_component_2_0_0_t super;
+
+    /* MCA parameters, as given */
+    int priority;
+    int verbose;
+    char *progress_cpus_value;
+    char *algorithm_value[COLL_ASYNC_NUM_FAMILIES];
+
+    /* ... and as understood by mca_coll_async_params_check() */
+    struct coll_async_cpuset progress_cpus;
+    enum coll_async_algorithm algorithm[COLL_ASYNC_NUM_FAMILIES];
+
+    int output; /* opal_output stream, at coll_async_verbose */
+} mca_coll_async_component_t;
+
+OMPI_MODULE_DECLSPEC extern mca_coll_async_component_t mca_coll_async_component;
+
+typedef struct mca_coll_async_module_t {
+    mca_coll_base_module_t super;
+
+    enum coll_async_path path[COLL_ASYNC_NUM_COLLS];
+
+    /* The functions (and their modules) that the components selected below this one
+     * installed on the communicator before this module was enabled. */
+    mca_coll_base_comm_coll_t below;
+} mca_coll_async_module_t;
+
+OBJ_CLASS_DECLARATION(mca_coll_async_module_t);
+
+/* coll_async_params.c */
+int mca_coll_async_params_register(void);
+int mca_coll_async_params_check(void);
+
+/* coll_async_pvars.c: MPI_T counters coll_async_<collective>_<path>. */
+extern volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
+int mca_coll_async_pvars_register(void);
+
+static inline void mca_coll_async_count(enum coll_async_coll coll, enum coll_async_path path)
+{
+    OPAL_THREAD_ADD_FETCH64(&mca_coll_async_calls[coll][path], 1);
+}
+
+/* coll_async_module.c */
+mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *comm,
+                                                  int *priority);
+
+/* coll_async_dispatch.c: installs the entry points of every collective. */
+void mca_coll_async_dispatch_install(mca_coll_base_module_t *module);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_ASYNC_H */

@@ -1,0 +1,170 @@
+/*
+ * coll/async: the module, one per intracommunicator.
+ *
+ * comm_query offers a module for every intracommunicator (intercommunicators are
+ * declined, so coll/inter takes them). When the module is enabled, the components
+ * of lower priority have already installed their functions on the communicator;
+ * the module keeps them as "below" (as han does) and decides, per collective,
+ * whether this component runs it (native) or hands it to them (delegated).
+ */
+
+#include "ompi_config.h"
+
+#include <string.h>
+
+#include "ompi/mca/coll/base/coll_base_util.h"
+#include "opal/util/output.h"
+#include "opal/util/show_help.h"
+
+#include "coll_async.h"
+
+static void module_construct(mca_coll_async_module_t *module)
+{
+    memset(module->path, 0, sizeof(module->path));
+    memset(&module->below, 0, sizeof(module->below));
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_async_module_t, mca_coll_base_module_t, module_construct, NULL);
+
+/* The module that provides coll below this one, or NULL when none does. */
+static mca_coll_base_module_t *below_module(const mca_coll_base_comm_coll_t *below,
+                                            enum coll_async_coll coll)
+{
+    switch (coll) {
+#define BELOW_CASE(U, l)                                                        \
+    case COLL_ASYNC_##U:                                                        \
+        return NULL != below->coll_##l ? below->coll_##l##_module : NULL;       \
+    case COLL_ASYNC_I##U:                                                       \
+        return NULL != below->coll_i##l ? below->coll_i##l##_module : NULL;
+        COLL_ASYNC_FAMILIES(BELOW_CASE)
+#undef BELOW_CASE
+    default:
+        return NULL;
+    }
+}
+
+/* Name of the component that owns a module selected on comm. */
+static const char *component_of(struct ompi_communicator_t *comm,
+                                const mca_coll_base_module_t *module)
+{
+    mca_coll_base_avail_coll_t *avail;
+
+    OPAL_LIST_FOREACH (avail, comm->c_coll->module_list, mca_coll_base_avail_coll_t) {
+        if (avail->ac_module == module) {
+            return avail->ac_component_name;
+        }
+    }
+    return "another component";
+}
+
+/* In this version the native paths are the trivial ones of a single process. */
+static bool has_native(enum coll_async_coll coll, struct ompi_communicator_t *comm)
+{
+    (void) coll;
+    return 1 == ompi_comm_size(comm);
+}
+
+static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll coll,
+                       struct ompi_communicator_t *comm)
+{
+    enum coll_async_algorithm alg =
+        mca_coll_async_component.algorithm[coll_async_family_of(coll)];
+    bool can_delegate = NULL != below_module(&module->below, coll);
+    bool can_run = has_native(coll, comm);
+
+    if (can_delegate && (COLL_ASYNC_ALG_DELEGATE == alg || !can_run)) {
+        module->path[coll] = COLL_ASYNC_PATH_DELEGATED;
+        return OMPI_SUCCESS;
+    }
+    if (can_run) {
+        module->path[coll] = COLL_ASYNC_PATH_NATIVE;
+        return OMPI_SUCCESS;
+    }
+    opal_show_help("help-coll-async.txt", "nothing below", true,
+                   mca_coll_async_coll_names[coll], ompi_comm_size(comm), comm->c_name);
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+/* Where coll goes on this communicator, in words: "native" or "tuned". */
+static const char *destination(mca_coll_async_module_t *module, enum coll_async_coll coll,
+                               struct ompi_communicator_t *comm)
+{
+    if (COLL_ASYNC_PATH_NATIVE == module->path[coll]) {
+        return "native";
+    }
+    return component_of(comm, below_module(&module->below, coll));
+}
+
+/*
+ * One line per destination, e.g.
+ *   coll:async: MPI_COMM_WORLD (cid 0, size 2): delegated to tuned: allgather allreduce ...
+ * Rank 0 of the communicator prints at verbosity 1, every rank at 2.
+ */
+static void report_paths(mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
+{
+    int level = 0 == ompi_comm_rank(comm) ? 1 : 2;
+    bool reported[COLL_ASYNC_NUM_COLLS] = {false};
+
+    if (opal_output_get_verbosity(mca_coll_async_component.output) < level) {
+        return;
+    }
+    for (int first = 0; first < COLL_ASYNC_NUM_COLLS; ++first) {
+        const char *where = destination(module, first, comm);
+        char names[COLL_ASYNC_NUM_COLLS * 24] = "";
+
+        if (reported[first]) {
+            continue;
+        }
+        for (int coll = first; coll < COLL_ASYNC_NUM_COLLS; ++coll) {
+            if (!reported[coll] && 0 == strcmp(where, destination(module, coll, comm))) {
+                strcat(names, " ");
+                strcat(names, mca_coll_async_coll_names[coll]);
+                reported[coll] = true;
+            }
+        }
+        opal_output_verbose(level, mca_coll_async_component.output,
+                            "coll:async: %s (cid %u, size %d, rank %d): %s%s:%s", comm->c_name,
+                            comm->c_contextid, ompi_comm_size(comm), ompi_comm_rank(comm),
+                            0 == strcmp(where, "native") ? "" : "delegated to ", where, names);
+    }
+}
+
+static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_t *comm)
+{
+    mca_coll_async_module_t *module = (mca_coll_async_module_t *) base;
+
+    module->below = *comm->c_coll;
+    for (int coll = 0; coll < COLL_ASYNC_NUM_COLLS; ++coll) {
+        int rc = choose_path(module, coll, comm);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    report_paths(module, comm);
+    return OMPI_SUCCESS;
+}
+
+mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *comm,
+                                                  int *priority)
+{
+    mca_coll_async_module_t *module;
+
+    if (OMPI_COMM_IS_INTER(comm)) {
+        opal_output_verbose(10, mca_coll_async_component.output,
+                            "coll:async: %s (cid %u): intercommunicator, declined",
+                            comm->c_name, comm->c_contextid);
+        return NULL;
+    }
+    if (mca_coll_async_component.priority < 0) {
+        return NULL;
+    }
+
+    module = OBJ_NEW(mca_coll_async_module_t);
+    if (NULL == module) {
+        return NULL;
+    }
+    module->super.coll_module_enable = module_enable;
+    mca_coll_async_dispatch_install(&module->super);
+    *priority = mca_coll_async_component.priority;
+    return &module->super;
+}

@@ -1,0 +1,56 @@
+/*
+ * coll/async: MPI_T performance variables that prove which path ran.
+ *
+ * coll_async_<collective>_native and coll_async_<collective>_delegated count, per
+ * process over all communicators, the calls this component executed itself and
+ * the calls it handed to the module below. Any MPI_T tool can read them; the test
+ * suite does, so a silent fallback fails a test.
+ */
+
+#include "ompi_config.h"
+
+#include <stdio.h>
+
+#include "opal/mca/base/mca_base_pvar.h"
+
+#include "coll_async.h"
+
+volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
+
+static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void) obj;
+    *(unsigned long long *) value = (unsigned long long) *(volatile int64_t *) pvar->ctx;
+    return OPAL_SUCCESS;
+}
+
+int mca_coll_async_pvars_register(void)
+{
+    static const char *const descriptions[COLL_ASYNC_NUM_PATHS] = {
+        [COLL_ASYNC_PATH_DELEGATED] = "handed to the coll module selected below coll/async",
+        [COLL_ASYNC_PATH_NATIVE] = "executed by coll/async itself",
+    };
+
+    for (int coll = 0; coll < COLL_ASYNC_NUM_COLLS; ++coll) {
+        for (int path = 0; path < COLL_ASYNC_NUM_PATHS; ++path) {
+            char name[64], description[160];
+            int rc;
+
+            snprintf(name, sizeof(name), "%s_%s", mca_coll_async_coll_names[coll],
+                     mca_coll_async_path_names[path]);
+            snprintf(description, sizeof(description),
+                     "Number of MPI_%s calls in this process %s",
+                     mca_coll_async_coll_names[coll], descriptions[path]);
+            rc = mca_base_component_pvar_register(
+                &mca_coll_async_component.super.collm_version, name, description,
+                OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+                MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+                MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter,
+                NULL, NULL, (void *) &mca_coll_async_calls[coll][path]);
+            if (rc < 0) {
+                return rc;
+            }
+        }
+    }
+    return OMPI_SUCCESS;
+}
