@@ -23,20 +23,11 @@ const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS] = {
  * and below self (75), which owns single-process communicators when it is loaded. */
 #define DEFAULT_PRIORITY 40
 
-static int register_int(const char *name, const char *help, mca_base_var_info_lvl_t level,
-                        int *storage)
+static int register_var(const char *name, const char *help, mca_base_var_type_t type,
+                        mca_base_var_info_lvl_t level, void *storage)
 {
     return mca_base_component_var_register(&mca_coll_async_component.super.collm_version,
-                                           name, help, MCA_BASE_VAR_TYPE_INT, NULL, 0,
-                                           MCA_BASE_VAR_FLAG_SETTABLE, level,
-                                           MCA_BASE_VAR_SCOPE_ALL, storage);
-}
-
-static int register_string(const char *name, const char *help, mca_base_var_info_lvl_t level,
-                           char **storage)
-{
-    return mca_base_component_var_register(&mca_coll_async_component.super.collm_version,
-                                           name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
+                                           name, help, type, NULL, 0,
                                            MCA_BASE_VAR_FLAG_SETTABLE, level,
                                            MCA_BASE_VAR_SCOPE_ALL, storage);
 }
@@ -57,8 +48,8 @@ static int register_algorithm(enum coll_async_family family)
 
     mca_coll_async_component.algorithm_value[family] =
         (char *) mca_coll_async_algorithm_names[COLL_ASYNC_ALG_AUTO];
-    rc = register_string(name, help, OPAL_INFO_LVL_5,
-                         &mca_coll_async_component.algorithm_value[family]);
+    rc = register_var(name, help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
+                      &mca_coll_async_component.algorithm_value[family]);
     return rc < 0 ? rc : OMPI_SUCCESS;
 }
 
@@ -68,33 +59,33 @@ int mca_coll_async_params_register(void)
     int rc;
 
     c->priority = DEFAULT_PRIORITY;
-    rc = register_int("priority",
+    rc = register_var("priority",
                       "Priority of the async coll component. Above tuned's (30) it handles "
                       "the collectives of every intracommunicator; components with a lower "
                       "priority remain as the modules it can delegate to. A negative value "
                       "disables it.",
-                      OPAL_INFO_LVL_6, &c->priority);
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &c->priority);
     if (rc < 0) {
         return rc;
     }
 
     c->verbose = 0;
-    rc = register_int("verbose",
+    rc = register_var("verbose",
                       "Verbosity of the async coll component: 0 silent; 1 prints, per "
                       "communicator, the path each collective takes (native, or delegated "
                       "to which component); 10 adds why communicators are declined.",
-                      OPAL_INFO_LVL_9, &c->verbose);
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_9, &c->verbose);
     if (rc < 0) {
         return rc;
     }
 
     c->progress_cpus_value = "auto";
-    rc = register_string("progress_cpus",
-                         "CPUs for the component's progress thread: \"auto\" (a core near "
-                         "the rank's NUMA domain that the rank is not bound to, when one "
-                         "exists, else the rank's own cpuset), \"none\" (not pinned), or a "
-                         "list of CPU numbers such as \"0,2,4-7\".",
-                         OPAL_INFO_LVL_5, &c->progress_cpus_value);
+    rc = register_var("progress_cpus",
+                      "CPUs for the component's progress thread: \"auto\" (a core near "
+                      "the rank's NUMA domain that the rank is not bound to, when one "
+                      "exists, else the rank's own cpuset), \"none\" (not pinned), or a "
+                      "list of CPU numbers such as \"0,2,4-7\".",
+                      MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, &c->progress_cpus_value);
     if (rc < 0) {
         return rc;
     }
