@@ -69,6 +69,34 @@ configured with --with-devel-headers; pass its prefix with --with-ompi=PREFIX.])
              [AC_MSG_RESULT([no])
               AC_MSG_ERROR([ompi/op/op.h from the Open MPI headers does not compile])])])
 
+    # Open MPI's inline atomics (free lists, LIFOs) use 16-byte compare-and-swap where
+    # its own build had it (-mcx16 on x86-64); without the same flag the compiler
+    # emits a call to __sync_val_compare_and_swap_16, which nothing provides.
+    OMPI_ABI_CFLAGS=
+    AC_MSG_CHECKING([for the flags of Open MPI's 16-byte atomics])
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[
+#include "ompi_config.h"
+#if OPAL_HAVE_SYNC_BUILTIN_CSWAP_INT128
+volatile __int128 word;
+#endif
+]], [[
+#if OPAL_HAVE_SYNC_BUILTIN_CSWAP_INT128
+return __sync_bool_compare_and_swap(&word, (__int128) 0, (__int128) 1);
+#endif
+]])],
+        [AC_MSG_RESULT([none needed])],
+        [coll_async_save_CFLAGS=$CFLAGS
+         CFLAGS="$CFLAGS -mcx16"
+         AC_LINK_IFELSE([AC_LANG_PROGRAM([[
+#include "ompi_config.h"
+volatile __int128 word;
+]], [[return __sync_bool_compare_and_swap(&word, (__int128) 0, (__int128) 1);]])],
+             [OMPI_ABI_CFLAGS=-mcx16
+              AC_MSG_RESULT([-mcx16])],
+             [AC_MSG_RESULT([unknown])
+              AC_MSG_ERROR([cannot compile the 16-byte atomics Open MPI's headers use])])
+         CFLAGS=$coll_async_save_CFLAGS])
+
     AC_MSG_CHECKING([for Open MPI 4.1])
     AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
 #include "ompi_config.h"

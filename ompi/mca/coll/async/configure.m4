@@ -9,6 +9,7 @@
 AC_DEFUN([MCA_ompi_coll_async_CONFIG], [
     AC_CONFIG_FILES([ompi/mca/coll/async/Makefile])
 
+    coll_async_CFLAGS=
     coll_async_CPPFLAGS=
     coll_async_LDFLAGS=
     coll_async_LIBS=
@@ -26,6 +27,7 @@ AC_DEFUN([MCA_ompi_coll_async_CONFIG], [
 
     AS_IF([test "$coll_async_happy" = yes], [$1], [$2])
 
+    AC_SUBST([coll_async_CFLAGS])
     AC_SUBST([coll_async_CPPFLAGS])
     AC_SUBST([coll_async_LDFLAGS])
     AC_SUBST([coll_async_LIBS])
