@@ -67,6 +67,11 @@ typedef struct mca_coll_async_module_t {
 
 OBJ_CLASS_DECLARATION(mca_coll_async_module_t);
 
+/* coll_async_component.c: a help message from help-coll-async.txt, shown when
+ * speaker (one process per job or communicator) or at verbose level 1 and above. */
+void mca_coll_async_show_help(bool speaker, const char *topic, ...);
+bool mca_coll_async_first_process(void);
+
 /* coll_async_params.c */
 int mca_coll_async_params_register(void);
 int mca_coll_async_params_check(void);

@@ -8,10 +8,12 @@
 #include "ompi_config.h"
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <libgen.h>
 #include <string.h>
 
 #include "opal/util/output.h"
+#include "opal/util/proc.h"
 #include "opal/util/show_help.h"
 
 #include "coll_async.h"
@@ -74,6 +76,28 @@ static void add_help_dir(void)
         opal_show_help_add_dir(dirname(path));
         free(path);
     }
+}
+
+/*
+ * Open MPI 4.1 loses help messages that several processes send to mpirun at the
+ * same moment (its PMIx log relay fails to unpack them), so one process speaks
+ * for the others; the rest repeat the message only when asked to be verbose.
+ */
+void mca_coll_async_show_help(bool speaker, const char *topic, ...)
+{
+    va_list args;
+
+    if (!speaker && mca_coll_async_component.verbose < 1) {
+        return;
+    }
+    va_start(args, topic);
+    opal_show_vhelp("help-coll-async.txt", topic, true, args);
+    va_end(args);
+}
+
+bool mca_coll_async_first_process(void)
+{
+    return 0 == OPAL_PROC_MY_NAME.vpid;
 }
 
 static int async_register(void)

@@ -14,7 +14,6 @@
 
 #include "ompi/mca/coll/base/coll_base_util.h"
 #include "opal/util/output.h"
-#include "opal/util/show_help.h"
 
 #include "coll_async.h"
 
@@ -41,6 +40,18 @@ static mca_coll_base_module_t *below_module(const mca_coll_base_comm_coll_t *bel
     default:
         return NULL;
     }
+}
+
+/*
+ * Open MPI 4.1 creates a communicator only when every collective has a function,
+ * the persistent ones (MPI_Allreduce_init, ...) and reduce_local included. This
+ * version provides neither, so a component below must.
+ */
+static bool below_has_the_rest(const mca_coll_base_comm_coll_t *below)
+{
+#define AND_HAS_INIT(U, l) && NULL != below->coll_##l##_init
+    return NULL != below->coll_reduce_local COLL_ASYNC_FAMILIES(AND_HAS_INIT);
+#undef AND_HAS_INIT
 }
 
 /* Name of the component that owns a module selected on comm. */
@@ -80,8 +91,8 @@ static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll col
         module->path[coll] = COLL_ASYNC_PATH_NATIVE;
         return OMPI_SUCCESS;
     }
-    opal_show_help("help-coll-async.txt", "nothing below", true,
-                   mca_coll_async_coll_names[coll], ompi_comm_size(comm), comm->c_name);
+    mca_coll_async_show_help(0 == ompi_comm_rank(comm), "nothing below",
+                             mca_coll_async_coll_names[coll], ompi_comm_size(comm), comm->c_name);
     return OMPI_ERR_NOT_SUPPORTED;
 }
 
@@ -134,6 +145,10 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     mca_coll_async_module_t *module = (mca_coll_async_module_t *) base;
 
     module->below = *comm->c_coll;
+    if (!below_has_the_rest(&module->below)) {
+        mca_coll_async_show_help(0 == ompi_comm_rank(comm), "no persistent below", comm->c_name);
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
     for (int coll = 0; coll < COLL_ASYNC_NUM_COLLS; ++coll) {
         int rc = choose_path(module, coll, comm);
         if (OMPI_SUCCESS != rc) {

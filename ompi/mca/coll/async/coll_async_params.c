@@ -10,8 +10,6 @@
 
 #include <stdio.h>
 
-#include "opal/util/show_help.h"
-
 #include "coll_async.h"
 
 const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS] = {
@@ -107,8 +105,8 @@ int mca_coll_async_params_check(void)
 
     if (0 != coll_async_parse_cpus(c->progress_cpus_value, &c->progress_cpus,
                                    why, sizeof(why))) {
-        opal_show_help("help-coll-async.txt", "bad cpu list", true,
-                       c->progress_cpus_value, why);
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad cpu list",
+                                 c->progress_cpus_value, why);
         rc = OMPI_ERR_BAD_PARAM;
     }
 
@@ -118,8 +116,9 @@ int mca_coll_async_params_check(void)
         int alg = coll_async_parse_name(c->algorithm_value[family],
                                         mca_coll_async_algorithm_names, COLL_ASYNC_NUM_ALGS);
         if (alg < 0) {
-            opal_show_help("help-coll-async.txt", "bad algorithm", true, coll_async_family_name(family),
-                           c->algorithm_value[family], values);
+            mca_coll_async_show_help(mca_coll_async_first_process(), "bad algorithm",
+                                     coll_async_family_name(family), c->algorithm_value[family],
+                                     values);
             rc = OMPI_ERR_BAD_PARAM;
             continue;
         }
