@@ -1,0 +1,141 @@
+/*
+ * coll_threads: collectives from several threads at once under MPI_THREAD_MULTIPLE.
+ *
+ * Each thread runs its own communicators (a dup of MPI_COMM_WORLD and a dup of
+ * MPI_COMM_SELF), so the calls are legal concurrently. Every result is checked, and
+ * afterwards the component's process-wide MPI_T counters must have moved by exactly
+ * the number of calls all threads made: a lost update would show there.
+ */
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define THREADS 4
+#define ROUNDS 300
+
+struct worker {
+    int id;
+    MPI_Comm world, self; /* this thread's own communicators */
+    long failures;
+};
+
+static int world_rank, world_size;
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+
+    for (int round = 0; round < ROUNDS; ++round) {
+        int mine = (world_rank + 1) * (w->id + 1) + round, sum = -1, copy = -1;
+        int want = (w->id + 1) * world_size * (world_size + 1) / 2 + world_size * round;
+        MPI_Request req;
+
+        MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, w->world);
+        MPI_Iallreduce(&mine, &copy, 1, MPI_INT, MPI_SUM, w->self, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Ibarrier(w->world, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        if (sum != want || copy != mine) {
+            if (w->failures++ == 0) {
+                fprintf(stderr, "coll_threads: rank %d thread %d round %d: allreduce %d (expected %d), "
+                        "self iallreduce %d (expected %d)\n", world_rank, w->id, round, sum, want,
+                        copy, mine);
+            }
+        }
+    }
+    return NULL;
+}
+
+/* A counter handle; reads give the calls since the handle was allocated. */
+static MPI_T_pvar_handle counter(MPI_T_pvar_session session, const char *name)
+{
+    MPI_T_pvar_handle handle;
+    int index, count;
+
+    if (MPI_SUCCESS != MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index) ||
+        MPI_SUCCESS != MPI_T_pvar_handle_alloc(session, index, NULL, &handle, &count)) {
+        fprintf(stderr, "coll_threads: no MPI_T counter %s: is coll/async loaded?\n", name);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return handle;
+}
+
+static long expect_count(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const char *name,
+                         unsigned long long want)
+{
+    unsigned long long got = 0;
+
+    MPI_T_pvar_read(session, handle, &got);
+    if (got == want) {
+        return 0;
+    }
+    fprintf(stderr, "coll_threads: rank %d: counter %s moved by %llu, expected %llu\n",
+            world_rank, name, got, want);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    struct worker workers[THREADS];
+    pthread_t threads[THREADS];
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle allreduce, iallreduce, ibarrier;
+    const char *allreduce_name;
+    int provided, ignored;
+    long failures = 0, total = 0;
+
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    if (provided != MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "coll_threads: MPI_THREAD_MULTIPLE not provided\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_T_init_thread(MPI_THREAD_MULTIPLE, &ignored);
+    MPI_T_pvar_session_create(&session);
+
+    for (int t = 0; t < THREADS; ++t) {
+        workers[t] = (struct worker){.id = t};
+        MPI_Comm_dup(MPI_COMM_WORLD, &workers[t].world);
+        MPI_Comm_dup(MPI_COMM_SELF, &workers[t].self);
+    }
+
+    /* This version runs single-process communicators natively and delegates the rest. */
+    allreduce_name = 1 == world_size ? "coll_async_allreduce_native" : "coll_async_allreduce_delegated";
+    allreduce = counter(session, allreduce_name);
+    iallreduce = counter(session, "coll_async_iallreduce_native");
+    ibarrier = counter(session, 1 == world_size ? "coll_async_ibarrier_native"
+                                                : "coll_async_ibarrier_delegated");
+
+    for (int t = 0; t < THREADS; ++t) {
+        pthread_create(&threads[t], NULL, work, &workers[t]);
+    }
+    for (int t = 0; t < THREADS; ++t) {
+        pthread_join(threads[t], NULL);
+        failures += workers[t].failures;
+    }
+
+    failures += expect_count(session, allreduce, allreduce_name, THREADS * ROUNDS);
+    failures += expect_count(session, iallreduce, "coll_async_iallreduce_native", THREADS * ROUNDS);
+    failures += expect_count(session, ibarrier, "ibarrier", THREADS * ROUNDS);
+
+    MPI_T_pvar_handle_free(session, &allreduce);
+    MPI_T_pvar_handle_free(session, &iallreduce);
+    MPI_T_pvar_handle_free(session, &ibarrier);
+    MPI_T_pvar_session_free(&session);
+    MPI_T_finalize();
+    for (int t = 0; t < THREADS; ++t) {
+        MPI_Comm_free(&workers[t].world);
+        MPI_Comm_free(&workers[t].self);
+    }
+
+    MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (0 == world_rank) {
+        printf("coll_threads: %d ranks x %d threads x %d rounds, %ld failures\n", world_size,
+               THREADS, ROUNDS, total);
+    }
+    MPI_Finalize();
+    return 0 == total ? 0 : 1;
+}
