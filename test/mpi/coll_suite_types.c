@@ -162,6 +162,32 @@ static unsigned long long low_bits(unsigned long long v, size_t bytes)
     return bytes >= sizeof(v) ? v : v & ((1ull << (8 * bytes)) - 1);
 }
 
+/* What the integer and floating types share: the arithmetic operations (the casts
+ * keep narrow integer results in their type, wrapping) and element comparison. */
+#define ARITHMETIC_CASES(T)                                                                \
+        case OP_MAX:                                                                       \
+            for (k = 0; k < n; ++k) acc[k] = in[k] > acc[k] ? in[k] : acc[k];              \
+            break;                                                                         \
+        case OP_MIN:                                                                       \
+            for (k = 0; k < n; ++k) acc[k] = in[k] < acc[k] ? in[k] : acc[k];              \
+            break;                                                                         \
+        case OP_SUM:                                                                       \
+            for (k = 0; k < n; ++k) acc[k] = (T) (acc[k] + in[k]);                         \
+            break;                                                                         \
+        case OP_PROD:                                                                      \
+            for (k = 0; k < n; ++k) acc[k] = (T) (acc[k] * in[k]);                         \
+            break;
+
+#define FIRST_DIFF(ID, T)                                                                  \
+    static long first_diff_##ID(const void *a_, const void *b_, size_t n)                  \
+    {                                                                                      \
+        const T *a = a_, *b = b_;                                                          \
+        for (size_t k = 0; k < n; ++k) {                                                   \
+            if (a[k] != b[k]) return (long) k;                                             \
+        }                                                                                  \
+        return -1;                                                                         \
+    }
+
 /* ---- integer types --------------------------------------------------------- */
 
 #define INT_TYPE(ID, T, SIGNED)                                                            \
@@ -180,18 +206,7 @@ static unsigned long long low_bits(unsigned long long v, size_t bytes)
         const T *in = in_;                                                                 \
         size_t k;                                                                          \
         switch (op) {                                                                      \
-        case OP_MAX:                                                                       \
-            for (k = 0; k < n; ++k) acc[k] = in[k] > acc[k] ? in[k] : acc[k];              \
-            break;                                                                         \
-        case OP_MIN:                                                                       \
-            for (k = 0; k < n; ++k) acc[k] = in[k] < acc[k] ? in[k] : acc[k];              \
-            break;                                                                         \
-        case OP_SUM:                                                                       \
-            for (k = 0; k < n; ++k) acc[k] = (T) (acc[k] + in[k]);                         \
-            break;                                                                         \
-        case OP_PROD:                                                                      \
-            for (k = 0; k < n; ++k) acc[k] = (T) (acc[k] * in[k]);                         \
-            break;                                                                         \
+        ARITHMETIC_CASES(T)                                                                \
         case OP_LAND:                                                                      \
             for (k = 0; k < n; ++k) acc[k] = (T) (acc[k] && in[k]);                        \
             break;                                                                         \
@@ -214,14 +229,7 @@ static unsigned long long low_bits(unsigned long long v, size_t bytes)
             abort();                                                                       \
         }                                                                                  \
     }                                                                                      \
-    static long first_diff_##ID(const void *a_, const void *b_, size_t n)                  \
-    {                                                                                      \
-        const T *a = a_, *b = b_;                                                          \
-        for (size_t k = 0; k < n; ++k) {                                                   \
-            if (a[k] != b[k]) return (long) k;                                             \
-        }                                                                                  \
-        return -1;                                                                         \
-    }                                                                                      \
+    FIRST_DIFF(ID, T)                                                                      \
     static void format_##ID(const void *e, char *out, size_t len)                          \
     {                                                                                      \
         T v;                                                                               \
@@ -273,30 +281,12 @@ INT_TYPE(char, char, CHAR_MIN < 0)
         const T *in = in_;                                                                 \
         size_t k;                                                                          \
         switch (op) {                                                                      \
-        case OP_MAX:                                                                       \
-            for (k = 0; k < n; ++k) acc[k] = in[k] > acc[k] ? in[k] : acc[k];              \
-            break;                                                                         \
-        case OP_MIN:                                                                       \
-            for (k = 0; k < n; ++k) acc[k] = in[k] < acc[k] ? in[k] : acc[k];              \
-            break;                                                                         \
-        case OP_SUM:                                                                       \
-            for (k = 0; k < n; ++k) acc[k] = acc[k] + in[k];                               \
-            break;                                                                         \
-        case OP_PROD:                                                                      \
-            for (k = 0; k < n; ++k) acc[k] = acc[k] * in[k];                               \
-            break;                                                                         \
+        ARITHMETIC_CASES(T)                                                                \
         default:                                                                           \
             abort();                                                                       \
         }                                                                                  \
     }                                                                                      \
-    static long first_diff_##ID(const void *a_, const void *b_, size_t n)                  \
-    {                                                                                      \
-        const T *a = a_, *b = b_;                                                          \
-        for (size_t k = 0; k < n; ++k) {                                                   \
-            if (a[k] != b[k]) return (long) k;                                             \
-        }                                                                                  \
-        return -1;                                                                         \
-    }                                                                                      \
+    FIRST_DIFF(ID, T)                                                                      \
     static void format_##ID(const void *e, char *out, size_t len)                          \
     {                                                                                      \
         T v;                                                                               \
