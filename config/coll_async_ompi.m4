@@ -97,6 +97,22 @@ volatile __int128 word;
               AC_MSG_ERROR([cannot compile the 16-byte atomics Open MPI's headers use])])
          CFLAGS=$coll_async_save_CFLAGS])
 
+    # As in tree: only what Open MPI must find (OMPI_MODULE_DECLSPEC, the component
+    # structure) is exported from the component.
+    AC_MSG_CHECKING([whether $CC hides symbols with -fvisibility=hidden])
+    coll_async_save_CFLAGS=$CFLAGS
+    CFLAGS="$CFLAGS -fvisibility=hidden"
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+#include "ompi_config.h"
+#if !OPAL_C_HAVE_VISIBILITY
+#error Open MPI was built without symbol visibility
+#endif
+]], [[]])],
+        [OMPI_ABI_CFLAGS="$OMPI_ABI_CFLAGS -fvisibility=hidden"
+         AC_MSG_RESULT([yes])],
+        [AC_MSG_RESULT([no])])
+    CFLAGS=$coll_async_save_CFLAGS
+
     AC_MSG_CHECKING([for Open MPI 4.1])
     AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
 #include "ompi_config.h"
