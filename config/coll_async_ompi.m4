@@ -74,7 +74,11 @@ configured with --with-devel-headers; pass its prefix with --with-ompi=PREFIX.])
     # emits a call to __sync_val_compare_and_swap_16, which nothing provides.
     OMPI_ABI_CFLAGS=
     AC_MSG_CHECKING([for the flags of Open MPI's 16-byte atomics])
-    AC_LINK_IFELSE([AC_LANG_PROGRAM([[
+    coll_async_save_CFLAGS=$CFLAGS
+    coll_async_cas_flags=unknown
+    for coll_async_flag in "" -mcx16; do
+        CFLAGS="$coll_async_save_CFLAGS $coll_async_flag"
+        AC_LINK_IFELSE([AC_LANG_PROGRAM([[
 #include "ompi_config.h"
 #if OPAL_HAVE_SYNC_BUILTIN_CSWAP_INT128
 volatile __int128 word;
@@ -84,18 +88,16 @@ volatile __int128 word;
 return __sync_bool_compare_and_swap(&word, (__int128) 0, (__int128) 1);
 #endif
 ]])],
-        [AC_MSG_RESULT([none needed])],
-        [coll_async_save_CFLAGS=$CFLAGS
-         CFLAGS="$CFLAGS -mcx16"
-         AC_LINK_IFELSE([AC_LANG_PROGRAM([[
-#include "ompi_config.h"
-volatile __int128 word;
-]], [[return __sync_bool_compare_and_swap(&word, (__int128) 0, (__int128) 1);]])],
-             [OMPI_ABI_CFLAGS=-mcx16
-              AC_MSG_RESULT([-mcx16])],
-             [AC_MSG_RESULT([unknown])
-              AC_MSG_ERROR([cannot compile the 16-byte atomics Open MPI's headers use])])
-         CFLAGS=$coll_async_save_CFLAGS])
+            [coll_async_cas_flags=$coll_async_flag
+             break])
+    done
+    CFLAGS=$coll_async_save_CFLAGS
+    AS_CASE([$coll_async_cas_flags],
+        [unknown], [AC_MSG_RESULT([unknown])
+                    AC_MSG_ERROR([cannot compile the 16-byte atomics Open MPI's headers use])],
+        [""], [AC_MSG_RESULT([none needed])],
+        [OMPI_ABI_CFLAGS=$coll_async_cas_flags
+         AC_MSG_RESULT([$coll_async_cas_flags])])
 
     # As in tree: only what Open MPI must find (OMPI_MODULE_DECLSPEC, the component
     # structure) is exported from the component.
