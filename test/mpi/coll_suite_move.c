@@ -93,6 +93,19 @@ static size_t layout(int size, const int *counts, int *displs, int reverse, size
     return pos + 1;
 }
 
+/* The counts and displacements of the v-collectives' "uneven" variant, one block per
+ * rank: v_count() elements each, laid out in reverse order with gaps. Returns the
+ * elements the buffer spans. */
+static size_t uneven_blocks(check *c, size_t n, int size, int **counts, int **displs)
+{
+    *counts = check_alloc(c, (size_t) size * sizeof(int));
+    *displs = check_alloc(c, (size_t) size * sizeof(int));
+    for (int r = 0; r < size; ++r) {
+        (*counts)[r] = v_count(n, r, size);
+    }
+    return layout(size, *counts, *displs, 1, 1);
+}
+
 /* Like layout() in bytes, each block aligned to 16 bytes (alltoallw). */
 static size_t layout_bytes(int size, const int *counts, const type_info *const *types,
                            int *displs, int reverse)
@@ -377,12 +390,7 @@ static check *build_movement(enum coll_id coll, const comm_ctx *cx, const type_i
         c->scount = v_count(n, rank, size);
         if (COLL_allgatherv == base || at_root) {
             size_t total;
-            c->rcounts = check_alloc(c, (size_t) size * sizeof(int));
-            c->rdispls = check_alloc(c, (size_t) size * sizeof(int));
-            for (int s = 0; s < size; ++s) {
-                c->rcounts[s] = v_count(n, s, size);
-            }
-            total = layout(size, c->rcounts, c->rdispls, 1, 1);
+            total = uneven_blocks(c, n, size, &c->rcounts, &c->rdispls);
             sentinel_recv(c, total);
             for (int s = 0; s < size; ++s) {
                 t->gen(at(c->want_r, (size_t) c->rdispls[s], t), (size_t) c->rcounts[s], OP_NONE,
@@ -497,12 +505,7 @@ static check *build_movement(enum coll_id coll, const comm_ctx *cx, const type_i
         c->rcount = v_count(n, rank, size);
         if (at_root) {
             size_t total;
-            c->scounts = check_alloc(c, (size_t) size * sizeof(int));
-            c->sdispls = check_alloc(c, (size_t) size * sizeof(int));
-            for (int p = 0; p < size; ++p) {
-                c->scounts[p] = v_count(n, p, size);
-            }
-            total = layout(size, c->scounts, c->sdispls, 1, 1);
+            total = uneven_blocks(c, n, size, &c->scounts, &c->sdispls);
             c->sbuf = check_alloc(c, total * t->extent);
             fill_sentinel(t, c->sbuf, total, 11);
             for (int p = 0; p < size; ++p) {
