@@ -1,14 +1,16 @@
 /*
- * coll/async: the transport mapper interface.
+ * coll/async: the transport mapper.
  *
- * Algorithms move data only through the mapper; the mapper picks, per peer, one of
- * the transports behind it (shared memory inside a node; verbs RC, UD multicast or
- * TCP between nodes) and drives it. One mapper per process, shared by all
- * communicators. Every operation is asynchronous and completes through the
- * transport's progress function.
+ * Algorithms move data only through the mapper. Per communicator it opens a
+ * channel: the transports that reach its ranks, connected when the communicator
+ * is created (connecting is collective, and only a collective call is sure to meet
+ * every peer) and reused by every collective on it. Inside a node the transport
+ * is shared memory, whose one-to-many form is the segment itself: slots every
+ * rank reads, flags every rank polls. Large data moves with get/put against a
+ * remote token (a peer's buffer address, here used through CMA).
  *
- * This header fixes the contract; the mapper and its transports fill it in the
- * issues that follow (shared memory first). Nothing in this version calls it yet.
+ * This version maps communicators whose ranks share one node; the inter-node
+ * transports join behind this interface.
  */
 
 #ifndef MCA_COLL_ASYNC_MAPPER_H
@@ -18,55 +20,60 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct coll_async_endpoint;   /* one connected peer, owned by a transport */
-struct coll_async_mem;        /* a registered memory region */
+#include "coll_async_shm.h"
 
-/* Completion of an asynchronous operation, called from the transport's progress. */
-struct coll_async_completion {
-    void (*done)(struct coll_async_completion *completion, int status);
+struct coll_async_channel_config {
+    size_t slot_size;  /* bytes per rank and parity in the segment */
+    bool cma;          /* try single copy through CMA */
 };
 
-/* What a peer needs to read or write a registered region directly: RDMA address and
- * key, CMA process and address. Sent to the peer inside eager messages. */
-struct coll_async_remote_token {
-    uint64_t address;
-    uint64_t key;
-    uint32_t owner; /* process id or memory key owner, per transport */
-    uint32_t transport;
+struct coll_async_channel {
+    struct coll_async_shm_segment shm;
+    uint64_t seq;      /* last sequence number handed out (posting thread) */
+    char *bounce;      /* private staging for gets, bounce_size bytes */
+    size_t bounce_size;
 };
 
-struct coll_async_transport {
-    const char *name;
+/* Opens the channel of a communicator whose nranks ranks share this node; name
+ * is unique to the communicator within the node. Collective; 0 or -errno. */
+int coll_async_mapper_open(struct coll_async_channel *channel, const char *name, int nranks,
+                           int rank, const struct coll_async_channel_config *config);
+void coll_async_mapper_close(struct coll_async_channel *channel);
 
-    /* Whether and at what relative cost this transport reaches a peer (lower is
-     * better, negative: unreachable). The mapper picks the cheapest per peer. */
-    int (*reach)(int peer_world_rank);
+/* Hands out count consecutive sequence numbers; returns the first. */
+static inline uint64_t coll_async_mapper_sequence(struct coll_async_channel *channel,
+                                                  uint64_t count)
+{
+    uint64_t first = channel->seq + 1;
 
-    /* Lazy connection: only the peers an algorithm uses, reused afterwards. */
-    int (*connect)(int peer_world_rank, struct coll_async_endpoint **endpoint);
+    channel->seq += count;
+    return first;
+}
 
-    /* Memory pre/post-processing: RDMA registration (cached), a CMA token, or nothing. */
-    int (*mem_register)(void *buffer, size_t length, struct coll_async_mem **mem,
-                        struct coll_async_remote_token *token);
-    void (*mem_deregister)(struct coll_async_mem *mem);
+static inline bool coll_async_mapper_single_copy(const struct coll_async_channel *channel)
+{
+    return channel->shm.cma;
+}
 
-    /* Eager messages: small, into pre-posted slots, ordered per sender and receiver;
-     * the receiver need not have posted a receive first. */
-    int (*eager_send)(struct coll_async_endpoint *endpoint, const void *data, size_t length,
-                      struct coll_async_completion *completion);
-    int (*eager_recv)(struct coll_async_endpoint *endpoint, void *data, size_t length,
-                      struct coll_async_completion *completion);
+/* The token a peer uses to reach buffer: its address in this process. */
+static inline uint64_t coll_async_mapper_token(const void *buffer)
+{
+    return (uint64_t) (uintptr_t) buffer;
+}
 
-    /* Large data, zero-copy where the transport can, with the peer's token. */
-    int (*put)(struct coll_async_endpoint *endpoint, const void *local, size_t length,
-               const struct coll_async_remote_token *remote, size_t offset,
-               struct coll_async_completion *completion);
-    int (*get)(struct coll_async_endpoint *endpoint, void *local, size_t length,
-               const struct coll_async_remote_token *remote, size_t offset,
-               struct coll_async_completion *completion);
+/* Reads length bytes at offset of the peer's buffer named by token. */
+static inline int coll_async_mapper_get(struct coll_async_channel *channel, int peer,
+                                        void *local, uint64_t token, size_t offset,
+                                        size_t length)
+{
+    return coll_async_shm_cma_read(&channel->shm, peer, local, token + offset, length);
+}
 
-    /* Advances outstanding operations; returns how many completed. */
-    int (*progress)(void);
-};
+static inline int coll_async_mapper_put(struct coll_async_channel *channel, int peer,
+                                        uint64_t token, size_t offset, const void *local,
+                                        size_t length)
+{
+    return coll_async_shm_cma_write(&channel->shm, peer, token + offset, local, length);
+}
 
 #endif /* MCA_COLL_ASYNC_MAPPER_H */

@@ -1,0 +1,57 @@
+/*
+ * coll/async: how a thread waits for another process without starving it.
+ *
+ * Spin first (a peer on another core answers within a cache-line round trip), then
+ * yield (with more ranks than cores the peer needs this core), then sleep in
+ * growing steps (a peer that computes for long should not cost a core).
+ */
+
+#ifndef MCA_COLL_ASYNC_BACKOFF_H
+#define MCA_COLL_ASYNC_BACKOFF_H
+
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
+
+#define COLL_ASYNC_BACKOFF_SPINS 2000
+#define COLL_ASYNC_BACKOFF_YIELDS 20000
+#define COLL_ASYNC_BACKOFF_MAX_SLEEP_NS 200000
+
+struct coll_async_backoff {
+    uint32_t rounds;
+    uint32_t sleep_ns;
+};
+
+#define COLL_ASYNC_BACKOFF_INIT {0, 0}
+
+static inline void coll_async_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+static inline void coll_async_backoff_wait(struct coll_async_backoff *backoff)
+{
+    if (backoff->rounds < COLL_ASYNC_BACKOFF_SPINS) {
+        ++backoff->rounds;
+        coll_async_cpu_relax();
+    } else if (backoff->rounds < COLL_ASYNC_BACKOFF_SPINS + COLL_ASYNC_BACKOFF_YIELDS) {
+        ++backoff->rounds;
+        sched_yield();
+    } else {
+        struct timespec pause;
+
+        backoff->sleep_ns = backoff->sleep_ns ? backoff->sleep_ns * 2 : 1000;
+        if (backoff->sleep_ns > COLL_ASYNC_BACKOFF_MAX_SLEEP_NS) {
+            backoff->sleep_ns = COLL_ASYNC_BACKOFF_MAX_SLEEP_NS;
+        }
+        pause.tv_sec = 0;
+        pause.tv_nsec = backoff->sleep_ns;
+        nanosleep(&pause, NULL);
+    }
+}
+
+#endif /* MCA_COLL_ASYNC_BACKOFF_H */

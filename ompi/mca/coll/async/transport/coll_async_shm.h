@@ -1,0 +1,113 @@
+/*
+ * coll/async: the shared-memory transport.
+ *
+ * One segment per (communicator, node), created by the communicator's first local
+ * rank when the first collective needs it, attached by every local rank, and
+ * unlinked by the last one to attach, so that no file outlives the job even when a
+ * rank is killed. The segment holds, per local rank, a control line of sequence
+ * flags and two data slots; plus a shared accumulator for the sender-side
+ * reduction modes. Large data moves by single copy between the ranks' own buffers
+ * through CMA (process_vm_readv/writev) when the kernel allows it.
+ *
+ * Flags only grow: a rank publishes "I reached phase F of collective s" by storing
+ * s, and the others wait until every rank's flag is at least s. No reset, no
+ * separate barrier. Slot parity s % 2 double-buffers consecutive collectives.
+ */
+
+#ifndef MCA_COLL_ASYNC_SHM_H
+#define MCA_COLL_ASYNC_SHM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define COLL_ASYNC_SHM_LINE 128 /* two cache lines: adjacent-line prefetch shares pairs */
+
+/* The phases a rank announces for one collective. */
+enum coll_async_shm_flag {
+    COLL_ASYNC_SHM_ARRIVED, /* entered the collective; its input, if any, is published */
+    COLL_ASYNC_SHM_READY,   /* its share of the result is published */
+    COLL_ASYNC_SHM_DONE,    /* finished reading the other ranks' memory */
+    COLL_ASYNC_SHM_NUM_FLAGS
+};
+
+/* One rank's control line. Written by its owner only (the accumulator aside). */
+struct coll_async_shm_control {
+    volatile uint64_t flag[COLL_ASYNC_SHM_NUM_FLAGS];
+    volatile uint64_t address[2]; /* CMA tokens: the owner's buffers for this collective */
+    volatile int32_t pid;
+    volatile int32_t cma_ok; /* 1: could read its neighbour with CMA; -1: could not */
+} __attribute__((aligned(COLL_ASYNC_SHM_LINE)));
+
+/* The sender-side reduction target, one per slot parity. */
+struct coll_async_shm_accumulator {
+    volatile uint64_t state; /* seq * COLL_ASYNC_SHM_MAX_RANKS + contributions so far */
+    volatile int32_t lock;
+} __attribute__((aligned(COLL_ASYNC_SHM_LINE)));
+
+#define COLL_ASYNC_SHM_MAX_RANKS 4096
+
+struct coll_async_shm_segment {
+    int nranks, rank; /* local to the communicator, which lies in one node */
+    size_t slot_size;
+    bool cma;         /* every rank can read every other with CMA */
+    void *base;
+    size_t length;
+    struct coll_async_shm_control *control;         /* [nranks] */
+    struct coll_async_shm_accumulator *accumulator; /* [2] */
+    char *accumulator_data;                         /* [2][slot_size] */
+    char *slots;                                    /* [nranks][2][slot_size] */
+};
+
+/*
+ * Creates or attaches the segment named after (jobid, cid, leader) and waits until
+ * every rank has attached. Collective over the nranks local ranks.
+ */
+int coll_async_shm_attach(struct coll_async_shm_segment *segment, const char *name, int nranks,
+                          int rank, size_t slot_size, bool try_cma);
+void coll_async_shm_detach(struct coll_async_shm_segment *segment);
+
+static inline char *coll_async_shm_slot(const struct coll_async_shm_segment *segment, int rank,
+                                        uint64_t seq)
+{
+    return segment->slots + ((size_t) rank * 2 + (seq & 1)) * segment->slot_size;
+}
+
+static inline char *coll_async_shm_accumulator_data(const struct coll_async_shm_segment *segment,
+                                                    uint64_t seq)
+{
+    return segment->accumulator_data + (seq & 1) * segment->slot_size;
+}
+
+static inline void coll_async_shm_publish(struct coll_async_shm_segment *segment,
+                                          enum coll_async_shm_flag flag, uint64_t seq)
+{
+    __atomic_store_n(&segment->control[segment->rank].flag[flag], seq, __ATOMIC_RELEASE);
+}
+
+static inline bool coll_async_shm_reached(const struct coll_async_shm_segment *segment, int rank,
+                                          enum coll_async_shm_flag flag, uint64_t seq)
+{
+    return __atomic_load_n(&segment->control[rank].flag[flag], __ATOMIC_ACQUIRE) >= seq;
+}
+
+/* Whether every rank has published flag for seq. */
+static inline bool coll_async_shm_all_reached(const struct coll_async_shm_segment *segment,
+                                              enum coll_async_shm_flag flag, uint64_t seq)
+{
+    for (int rank = 0; rank < segment->nranks; ++rank) {
+        if (!coll_async_shm_reached(segment, rank, flag, seq)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Single copy from / to another rank's memory; 0 or -errno. */
+int coll_async_shm_cma_read(const struct coll_async_shm_segment *segment, int rank, void *local,
+                            uint64_t remote, size_t length);
+int coll_async_shm_cma_write(const struct coll_async_shm_segment *segment, int rank,
+                             uint64_t remote, const void *local, size_t length);
+
+#endif /* MCA_COLL_ASYNC_SHM_H */
