@@ -1,0 +1,254 @@
+/*
+ * coll/async: op queue, executor and progress thread. See coll_async_engine.h.
+ *
+ * Posting is a lock-free push onto a LIFO (compare-and-swap on its head); the
+ * progress thread takes the whole LIFO with one exchange and reverses it, which
+ * restores posting order. The thread sleeps on a futex when no op is left.
+ */
+
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "coll_async_backoff.h"
+#include "coll_async_engine.h"
+
+/* Ask the application for its Open MPI progress every this many waiting rounds. */
+#define PROGRESS_EVERY 64
+
+static struct {
+    struct coll_async_op *volatile posted; /* LIFO of new ops, any thread pushes */
+    volatile int32_t wake;                 /* futex word: bumped on every post */
+    volatile int32_t sleeping;
+    volatile bool stop;
+    struct coll_async_stream *ready;       /* streams with ops, progress thread only */
+    pthread_t thread;
+    pthread_mutex_t start_lock;
+    bool started;
+    struct coll_async_cpuset cpus;
+} engine = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .cpus = {.mode = COLL_ASYNC_CPUS_NONE}};
+
+void coll_async_stream_init(struct coll_async_stream *stream)
+{
+    memset(stream, 0, sizeof(*stream));
+}
+
+void coll_async_engine_configure(const struct coll_async_cpuset *cpus)
+{
+    engine.cpus = *cpus;
+}
+
+int coll_async_engine_run(struct coll_async_op *op, void (*progress)(void))
+{
+    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
+    unsigned rounds = 0;
+    int rc;
+
+    /* MPI orders the collectives of a communicator: those posted before go first. */
+    while (0 != __atomic_load_n(&op->stream->posted, __ATOMIC_ACQUIRE)) {
+        if (0 == ++rounds % PROGRESS_EVERY && NULL != progress) {
+            progress();
+        }
+        coll_async_backoff_wait(&backoff);
+    }
+    while (COLL_ASYNC_AGAIN == (rc = op->step(op))) {
+        if (0 == ++rounds % PROGRESS_EVERY && NULL != progress) {
+            progress();
+        }
+        coll_async_backoff_wait(&backoff);
+    }
+    return rc;
+}
+
+/* The progress thread */
+
+static long futex(volatile int32_t *word, int operation, int32_t value)
+{
+    return syscall(SYS_futex, word, operation, value, NULL, NULL, 0);
+}
+
+/* Moves newly posted ops, in posting order, to the queues of their streams. */
+static void take_posted(void)
+{
+    struct coll_async_op *op = __atomic_exchange_n(&engine.posted, NULL, __ATOMIC_ACQUIRE);
+    struct coll_async_op *ordered = NULL;
+
+    while (NULL != op) {
+        struct coll_async_op *next = op->next;
+        op->next = ordered;
+        ordered = op;
+        op = next;
+    }
+    for (op = ordered; NULL != op;) {
+        struct coll_async_op *next = op->next;
+        struct coll_async_stream *stream = op->stream;
+
+        op->next = NULL;
+        if (NULL == stream->head) {
+            stream->head = op;
+        } else {
+            stream->tail->next = op;
+        }
+        stream->tail = op;
+        if (!stream->listed) {
+            stream->listed = true;
+            stream->next_ready = engine.ready;
+            engine.ready = stream;
+        }
+        op = next;
+    }
+}
+
+/* Runs the ops of one stream as far as they go; true if any finished. */
+static bool advance(struct coll_async_stream *stream)
+{
+    bool finished = false;
+    struct coll_async_op *op;
+    int rc;
+
+    while (NULL != (op = stream->head) && COLL_ASYNC_AGAIN != (rc = op->step(op))) {
+        stream->head = op->next;
+        if (NULL == stream->head) {
+            stream->tail = NULL;
+        }
+        /* The stream is free for a blocking collective before the request completes. */
+        __atomic_sub_fetch(&stream->posted, 1, __ATOMIC_RELEASE);
+        op->finished(op, rc);
+        finished = true;
+    }
+    return finished;
+}
+
+/* One pass over the streams with work; drops those left empty. */
+static bool advance_all(void)
+{
+    struct coll_async_stream **link = &engine.ready;
+    bool progressed = false;
+
+    while (NULL != *link) {
+        struct coll_async_stream *stream = *link;
+
+        progressed |= advance(stream);
+        if (NULL == stream->head) {
+            stream->listed = false;
+            *link = stream->next_ready;
+        } else {
+            link = &stream->next_ready;
+        }
+    }
+    return progressed;
+}
+
+/* Sleeps until a post; the post bumps the futex word after pushing, so a push that
+ * happens between the check and the wait makes futex_wait return at once. */
+static void sleep_until_posted(void)
+{
+    int32_t seen = __atomic_load_n(&engine.wake, __ATOMIC_ACQUIRE);
+
+    __atomic_store_n(&engine.sleeping, 1, __ATOMIC_SEQ_CST);
+    if (NULL == __atomic_load_n(&engine.posted, __ATOMIC_SEQ_CST) && !engine.stop) {
+        futex(&engine.wake, FUTEX_WAIT_PRIVATE, seen);
+    }
+    __atomic_store_n(&engine.sleeping, 0, __ATOMIC_RELAXED);
+}
+
+static void pin(void)
+{
+    cpu_set_t set;
+
+    if (COLL_ASYNC_CPUS_LIST != engine.cpus.mode) {
+        return;
+    }
+    CPU_ZERO(&set);
+    for (int cpu = 0; cpu < COLL_ASYNC_MAX_CPUS && cpu < CPU_SETSIZE; ++cpu) {
+        if (coll_async_cpuset_has(&engine.cpus, cpu)) {
+            CPU_SET(cpu, &set);
+        }
+    }
+    /* A CPU outside the job's cgroup is refused; then the thread stays unpinned. */
+    (void) pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *progress_thread(void *unused)
+{
+    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
+
+    (void) unused;
+    pin();
+    for (;;) {
+        take_posted();
+        if (advance_all()) {
+            backoff = (struct coll_async_backoff) COLL_ASYNC_BACKOFF_INIT;
+        } else if (NULL != engine.ready) {
+            coll_async_backoff_wait(&backoff); /* waiting for peers */
+        } else if (engine.stop) {
+            return NULL;
+        } else {
+            sleep_until_posted();
+            backoff = (struct coll_async_backoff) COLL_ASYNC_BACKOFF_INIT;
+        }
+    }
+}
+
+static int start_once(void)
+{
+    int rc = 0;
+
+    if (__atomic_load_n(&engine.started, __ATOMIC_ACQUIRE)) {
+        return 0;
+    }
+    pthread_mutex_lock(&engine.start_lock);
+    if (!engine.started) {
+        engine.stop = false;
+        rc = pthread_create(&engine.thread, NULL, progress_thread, NULL);
+        if (0 == rc) {
+            __atomic_store_n(&engine.started, true, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&engine.start_lock);
+    return -rc;
+}
+
+static void wake(void)
+{
+    __atomic_add_fetch(&engine.wake, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&engine.sleeping, __ATOMIC_SEQ_CST)) {
+        futex(&engine.wake, FUTEX_WAKE_PRIVATE, 1);
+    }
+}
+
+int coll_async_engine_post(struct coll_async_op *op)
+{
+    struct coll_async_op *head;
+    int rc = start_once();
+
+    if (0 != rc) {
+        return rc;
+    }
+    __atomic_add_fetch(&op->stream->posted, 1, __ATOMIC_RELAXED);
+    head = __atomic_load_n(&engine.posted, __ATOMIC_RELAXED);
+    do {
+        op->next = head;
+    } while (!__atomic_compare_exchange_n(&engine.posted, &head, op, true, __ATOMIC_RELEASE,
+                                          __ATOMIC_RELAXED));
+    wake();
+    return 0;
+}
+
+void coll_async_engine_fini(void)
+{
+    if (!engine.started) {
+        return;
+    }
+    engine.stop = true;
+    wake();
+    pthread_join(engine.thread, NULL);
+    engine.started = false;
+}

@@ -1,0 +1,79 @@
+/*
+ * coll/async: the engine that executes collectives.
+ *
+ * A collective in flight is an op: a resumable step function (the schedule, as a
+ * state machine over mapper operations) and its arguments. The executor calls the
+ * step until it reports done. Blocking collectives run it inline in the calling
+ * thread; nonblocking ones are posted through a lock-free queue to the progress
+ * thread, which runs the ops of every communicator side by side and those of one
+ * communicator in the order they were posted, as MPI orders them.
+ *
+ * The progress thread starts with the first nonblocking collective, sleeps when it
+ * has nothing to do, and is joined at MPI_Finalize. It touches only the
+ * component's own state (DESIGN.md, threading rules).
+ */
+
+#ifndef MCA_COLL_ASYNC_ENGINE_H
+#define MCA_COLL_ASYNC_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll_async_parse.h"
+#include "coll_async_reduction.h"
+
+struct coll_async_op;
+struct coll_async_channel;
+
+/* What a step returns besides OMPI_SUCCESS (done) and errors (done, failed). */
+#define COLL_ASYNC_AGAIN 1
+
+typedef int (*coll_async_step_fn)(struct coll_async_op *op);
+
+/* The engine's view of one communicator: its nonblocking ops in posting order. */
+struct coll_async_stream {
+    struct coll_async_op *head, *tail;    /* progress thread only */
+    struct coll_async_stream *next_ready; /* progress thread only */
+    bool listed;                          /* progress thread only */
+    volatile int32_t posted;              /* posted and not yet finished */
+};
+
+struct coll_async_op {
+    struct coll_async_op *next;
+    struct coll_async_stream *stream;
+    coll_async_step_fn step;
+    /* Called once when a posted op finishes, with its status, on the progress thread. */
+    void (*finished)(struct coll_async_op *op, int status);
+
+    /* The schedule's arguments and position, owned by the algorithms. */
+    struct coll_async_channel *channel;
+    const void *sbuf;
+    void *rbuf;
+    size_t count;   /* elements */
+    size_t bytes;   /* of the whole vector, or of one rank's block */
+    struct coll_async_reduction reduction;
+    int root;       /* -1: every rank receives the result */
+    int phase;
+    uint64_t seq;   /* sequence number of the step in progress on the communicator */
+    size_t done;    /* bytes or chunks completed, for pipelined schedules */
+};
+
+void coll_async_stream_init(struct coll_async_stream *stream);
+
+/* Runs op in the calling thread after the nonblocking ops posted before it. The
+ * wait calls opal_progress now and then: the application thread must keep Open
+ * MPI's point-to-point traffic moving while it waits for peers. */
+int coll_async_engine_run(struct coll_async_op *op, void (*progress)(void));
+
+/* Queues op for the progress thread; op->finished reports its end. */
+int coll_async_engine_post(struct coll_async_op *op);
+
+/* Where the progress thread runs (mode NONE: where it is created; LIST: those
+ * CPUs); set before the first post. */
+void coll_async_engine_configure(const struct coll_async_cpuset *cpus);
+
+/* Stops and joins the progress thread, once every posted op has finished. */
+void coll_async_engine_fini(void);
+
+#endif /* MCA_COLL_ASYNC_ENGINE_H */
