@@ -51,13 +51,17 @@ static inline int coll_is_nonblocking(enum coll_id c) { return (int) c % 2; }
 static inline enum coll_id coll_blocking_form(enum coll_id c) { return (enum coll_id) (c & ~1); }
 
 /* coll_suite_expected.c */
-enum path expected_path(enum coll_id collective, int comm_size);
+struct type_info;
+/* type: the call's datatype, NULL for barrier. */
+enum path expected_path(enum coll_id collective, int comm_size, const struct type_info *type,
+                        size_t count);
 /* Whether Open MPI hands this call to coll at all (it skips some zero counts and
  * single-process barriers and broadcasts). */
 struct check;
 int ompi_calls_coll(const struct check *c);
 /* expected_path() unless --delegate forced this collective's family to delegate. */
-enum path path_for(enum coll_id collective, int comm_size);
+enum path path_for(enum coll_id collective, int comm_size, const struct type_info *type,
+                   size_t count);
 
 /* ---- operations and datatypes --------------------------------------------- */
 

@@ -21,9 +21,10 @@ long suite_checks, suite_failures;
 #define MAX_PRINTED_FAILURES 50
 static int printed_failures;
 
-enum path path_for(enum coll_id collective, int comm_size)
+enum path path_for(enum coll_id collective, int comm_size, const type_info *type, size_t count)
 {
-    return opt.delegate[collective] ? PATH_DELEGATED : expected_path(collective, comm_size);
+    return opt.delegate[collective] ? PATH_DELEGATED
+                                    : expected_path(collective, comm_size, type, count);
 }
 
 void record_check(int ok)
@@ -162,29 +163,33 @@ static void report_mpi_error(const check *c, const char *what, int rc)
     report_failure(c, "%s returned error %d (%s)", what, rc, msg);
 }
 
-/* Checks the counters of c->coll moved as the path says for `calls` calls. */
-static void check_counters(const check *c, const unsigned long long before[NUM_PATHS],
-                           const unsigned long long after[NUM_PATHS], int calls)
+/* Adds the counter moves that call c should cause to expect. */
+static void add_expected(const check *c, unsigned long long expect[NUM_PATHS])
 {
-    enum path want = path_for(c->coll, c->cx->size);
-    unsigned long long expect[NUM_PATHS] = {0, 0};
+    if (opt.expect_component) {
+        expect[path_for(c->coll, c->cx->size, c->type, c->count)] += (unsigned long long) ompi_calls_coll(c);
+    }
+}
+
+/* Checks the counters of c->coll moved as expected for `calls` calls. */
+static void check_counters(const check *c, const unsigned long long before[NUM_PATHS],
+                           const unsigned long long after[NUM_PATHS],
+                           const unsigned long long expect[NUM_PATHS], int calls)
+{
     int ok = 1;
 
     if (!counters_available()) {
         return;
-    }
-    if (opt.expect_component) {
-        expect[want] = (unsigned long long) calls;
     }
     for (int p = 0; p < NUM_PATHS; ++p) {
         ok = ok && after[p] - before[p] == expect[p];
     }
     record_check(ok);
     if (!ok) {
-        report_failure(c, "counters for %d call%s, expected path %s: coll_async_%s_native "
+        report_failure(c, "counters for %d call%s, expected %s: coll_async_%s_native "
                        "+%llu (expected +%llu), coll_async_%s_delegated +%llu (expected +%llu)",
                        calls, 1 == calls ? "" : "s",
-                       opt.expect_component ? path_names[want] : "none (component absent)",
+                       opt.expect_component ? "moves" : "none (component absent)",
                        coll_names[c->coll], after[PATH_NATIVE] - before[PATH_NATIVE],
                        expect[PATH_NATIVE], coll_names[c->coll],
                        after[PATH_DELEGATED] - before[PATH_DELEGATED], expect[PATH_DELEGATED]);
@@ -266,19 +271,25 @@ void run_check(check *c)
                                                          : "the call", rc);
         return;
     }
-    check_counters(c, before, after, ompi_calls_coll(c));
+    {
+        unsigned long long expect[NUM_PATHS] = {0, 0};
+        add_expected(c, expect);
+        check_counters(c, before, after, expect, ompi_calls_coll(c));
+    }
     compare_regions(c);
 }
 
 void run_batch(check **cs, int n)
 {
     unsigned long long before[NUM_COLLS][NUM_PATHS], after[NUM_COLLS][NUM_PATHS];
+    unsigned long long expect[NUM_COLLS][NUM_PATHS] = {{0}};
     int calls[NUM_COLLS] = {0}, present[NUM_COLLS] = {0};
     MPI_Request *reqs = xrealloc(NULL, (size_t) n * sizeof(*reqs));
     int rc, start_failed = 0;
 
     for (int i = 0; i < n; ++i) {
         calls[cs[i]->coll] += ompi_calls_coll(cs[i]);
+        add_expected(cs[i], expect[cs[i]->coll]);
         present[cs[i]->coll] = 1;
     }
     for (int k = 0; k < NUM_COLLS; ++k) {
@@ -309,7 +320,7 @@ void run_batch(check **cs, int n)
         for (int k = 0; k < NUM_COLLS; ++k) {
             for (int i = 0; i < n && present[k]; ++i) {
                 if ((int) cs[i]->coll == k) {
-                    check_counters(cs[i], before[k], after[k], calls[k]);
+                    check_counters(cs[i], before[k], after[k], expect[k], calls[k]);
                     break;
                 }
             }

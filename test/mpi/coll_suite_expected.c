@@ -14,10 +14,50 @@
 
 #include "coll_suite.h"
 
-enum path expected_path(enum coll_id collective, int comm_size)
+/* The families coll/async runs in shared memory when every rank is on one node
+ * (the suite runs on one node). */
+static int has_shm_schedule(enum coll_id collective)
 {
-    (void) collective;
-    return 1 == comm_size ? PATH_NATIVE : PATH_DELEGATED;
+    switch (coll_blocking_form(collective)) {
+    case COLL_allgather:
+    case COLL_allreduce:
+    case COLL_barrier:
+    case COLL_bcast:
+    case COLL_reduce:
+    case COLL_reduce_scatter_block:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Whether count elements of type lie without gaps, as coll/async requires
+ * (MPI_DOUBLE_INT, MPI_SHORT_INT and MPI_LONG_DOUBLE_INT have padding; one
+ * element whose padding only trails is gapless all the same). */
+static int gapless(const type_info *type, size_t count)
+{
+    MPI_Aint true_lb, true_extent;
+    int size;
+
+    if (NULL == type) {
+        return 1;
+    }
+    MPI_Type_size(type->dt, &size);
+    MPI_Type_get_true_extent(type->dt, &true_lb, &true_extent);
+    return (size_t) size == type->extent || (1 == count && size == true_extent);
+}
+
+enum path expected_path(enum coll_id collective, int comm_size, const type_info *type,
+                        size_t count)
+{
+    if (1 == comm_size) {
+        return PATH_NATIVE;
+    }
+    /* Reductions and allgather (n blocks) need gapless arrays; bcast its count. */
+    if (COLL_bcast != coll_blocking_form(collective)) {
+        count = 2;
+    }
+    return has_shm_schedule(collective) && gapless(type, count) ? PATH_NATIVE : PATH_DELEGATED;
 }
 
 /*

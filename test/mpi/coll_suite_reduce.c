@@ -260,7 +260,7 @@ static int exscan_single_process_ok(enum coll_id coll, const comm_ctx *cx)
     static int noted;
 
     if (COLL_exscan != coll || cx->size > 1 ||
-        (opt.expect_component && PATH_NATIVE == path_for(coll, cx->size))) {
+        (opt.expect_component && PATH_NATIVE == path_for(coll, cx->size, NULL, 0))) {
         return 1;
     }
     if (!noted) {

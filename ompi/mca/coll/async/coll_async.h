@@ -15,7 +15,9 @@
 #include "opal/threads/thread_usage.h"
 
 #include "coll_async_collectives.h"
+#include "coll_async_engine.h"
 #include "coll_async_parse.h"
+#include "transport/coll_async_mapper.h"
 
 BEGIN_C_DECLS
 
@@ -45,6 +47,10 @@ typedef struct mca_coll_async_component_t {
     int verbose;
     char *progress_cpus_value;
     char *algorithm_value[COLL_ASYNC_NUM_FAMILIES];
+    size_t shm_slot_size;
+    bool shm_cma;
+    char *reduce_mode_value;
+    size_t small_reduce_bytes;
 
     /* ... and as understood by mca_coll_async_params_check() */
     struct coll_async_cpuset progress_cpus;
@@ -63,6 +69,12 @@ typedef struct mca_coll_async_module_t {
     /* The functions (and their modules) that the components selected below this one
      * installed on the communicator before this module was enabled. */
     mca_coll_base_comm_coll_t below;
+
+    /* Multi-process communicators on one node: the shared-memory channel the native
+     * collectives use, and the engine's queue of this communicator's ops. */
+    bool has_channel;
+    struct coll_async_channel channel;
+    struct coll_async_stream stream;
 } mca_coll_async_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_async_module_t);
@@ -88,6 +100,9 @@ static inline void mca_coll_async_count(enum coll_async_coll coll, enum coll_asy
 /* coll_async_module.c */
 mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *comm,
                                                   int *priority);
+
+/* coll_async_placement.c: resolves coll_async_progress_cpus for the engine, once. */
+void mca_coll_async_place_progress_thread(void);
 
 /* coll_async_dispatch.c: installs the entry points of every collective. */
 void mca_coll_async_dispatch_install(mca_coll_base_module_t *module);

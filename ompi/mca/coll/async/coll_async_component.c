@@ -122,6 +122,7 @@ static int async_open(void)
 
 static int async_close(void)
 {
+    coll_async_engine_fini();
     mca_coll_async_requests_fini();
     if (mca_coll_async_component.output >= 0) {
         opal_output_close(mca_coll_async_component.output);

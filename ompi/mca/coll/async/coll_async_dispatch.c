@@ -9,22 +9,51 @@
 #include "ompi_config.h"
 
 #include "coll_async.h"
+#include "coll_async_native.h"
 #include "coll_async_request.h"
 #include "coll_async_single.h"
 
-/* Counts the call; true when this component runs it, false when it delegates. */
-static inline bool run_native(mca_coll_base_module_t *module, enum coll_async_coll coll)
-{
-    enum coll_async_path path = ((mca_coll_async_module_t *) module)->path[coll];
+#define ASYNC(module) ((mca_coll_async_module_t *) (module))
 
+/* Counts the call; true when this component runs it, false when it delegates.
+ * eligible: whether this call's arguments allow the native path. */
+static inline bool run_native_if(mca_coll_base_module_t *module, enum coll_async_coll coll,
+                                 bool eligible)
+{
+    enum coll_async_path path = ASYNC(module)->path[coll];
+
+    if (!eligible) {
+        path = COLL_ASYNC_PATH_DELEGATED;
+    }
     mca_coll_async_count(coll, path);
     return COLL_ASYNC_PATH_NATIVE == path;
 }
 
+static inline bool run_native(mca_coll_base_module_t *module, enum coll_async_coll coll)
+{
+    return run_native_if(module, coll, true);
+}
+
+static bool reducible(mca_coll_base_module_t *module, struct ompi_datatype_t *dtype,
+                      struct ompi_op_t *op)
+{
+    return coll_async_native_reduction_eligible(ASYNC(module), dtype, op);
+}
+
+/* Both sides of an allgather are plain bytes. */
+static bool gatherable(mca_coll_base_module_t *module, const void *sbuf, int scount,
+                       struct ompi_datatype_t *sdtype, int rcount,
+                       struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm)
+{
+    return coll_async_native_bytes_eligible(ASYNC(module), rdtype,
+                                            (size_t) rcount * ompi_comm_size(comm))
+           && (MPI_IN_PLACE == sbuf
+               || coll_async_native_bytes_eligible(ASYNC(module), sdtype, (size_t) scount));
+}
+
 /* Calls the function the module below installed for collective name. */
 #define DELEGATE(module, name, ...)                                             \
-    (((mca_coll_async_module_t *) (module))->below.coll_##name(                 \
-        __VA_ARGS__, ((mca_coll_async_module_t *) (module))->below.coll_##name##_module))
+    (ASYNC(module)->below.coll_##name(__VA_ARGS__, ASYNC(module)->below.coll_##name##_module))
 
 /* A nonblocking collective whose work is already done: a completed request. */
 static int completed(int rc, struct ompi_communicator_t *comm, ompi_request_t **request)
@@ -90,8 +119,10 @@ static int async_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_ALLGATHER)) {
-        return coll_async_single_copy(sbuf, scount, sdtype, rbuf, rcount, rdtype);
+    if (run_native_if(module, COLL_ASYNC_ALLGATHER,
+                      gatherable(module, sbuf, scount, sdtype, rcount, rdtype, comm))) {
+        return coll_async_native_allgather(ASYNC(module), sbuf, scount, sdtype, rbuf, rcount,
+                                           rdtype, comm, NULL);
     }
     return DELEGATE(module, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
 }
@@ -112,8 +143,9 @@ static int async_allreduce(const void *sbuf, void *rbuf, int count,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_ALLREDUCE)) {
-        return coll_async_single_copy(sbuf, count, dtype, rbuf, count, dtype);
+    if (run_native_if(module, COLL_ASYNC_ALLREDUCE, reducible(module, dtype, op))) {
+        return coll_async_native_reduce(ASYNC(module), sbuf, rbuf, count, dtype, op, -1, comm,
+                                        NULL);
     }
     return DELEGATE(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
 }
@@ -156,7 +188,7 @@ static int async_alltoallw(const void *sbuf, const int *scounts, const int *sdis
 static int async_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     if (run_native(module, COLL_ASYNC_BARRIER)) {
-        return OMPI_SUCCESS;
+        return coll_async_native_barrier(ASYNC(module), comm, NULL);
     }
     return DELEGATE(module, barrier, comm);
 }
@@ -164,8 +196,9 @@ static int async_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_
 static int async_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_BCAST)) {
-        return OMPI_SUCCESS;
+    if (run_native_if(module, COLL_ASYNC_BCAST,
+                      coll_async_native_bytes_eligible(ASYNC(module), dtype, (size_t) count))) {
+        return coll_async_native_bcast(ASYNC(module), buf, count, dtype, root, comm, NULL);
     }
     return DELEGATE(module, bcast, buf, count, dtype, root, comm);
 }
@@ -207,8 +240,9 @@ static int async_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                         mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_REDUCE)) {
-        return coll_async_single_copy(sbuf, count, dtype, rbuf, count, dtype);
+    if (run_native_if(module, COLL_ASYNC_REDUCE, reducible(module, dtype, op))) {
+        return coll_async_native_reduce(ASYNC(module), sbuf, rbuf, count, dtype, op, root, comm,
+                                        NULL);
     }
     return DELEGATE(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
 }
@@ -218,8 +252,9 @@ static int async_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                       struct ompi_communicator_t *comm,
                                       mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_REDUCE_SCATTER_BLOCK)) {
-        return coll_async_single_copy(sbuf, rcount, dtype, rbuf, rcount, dtype);
+    if (run_native_if(module, COLL_ASYNC_REDUCE_SCATTER_BLOCK, reducible(module, dtype, op))) {
+        return coll_async_native_reduce_scatter_block(ASYNC(module), sbuf, rbuf, rcount, dtype,
+                                                      op, comm, NULL);
     }
     return DELEGATE(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
 }
@@ -273,9 +308,10 @@ static int async_iallgather(const void *sbuf, int scount, struct ompi_datatype_t
                             struct ompi_communicator_t *comm, ompi_request_t **request,
                             mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_IALLGATHER)) {
-        return completed(coll_async_single_copy(sbuf, scount, sdtype, rbuf, rcount, rdtype),
-                         comm, request);
+    if (run_native_if(module, COLL_ASYNC_IALLGATHER,
+                      gatherable(module, sbuf, scount, sdtype, rcount, rdtype, comm))) {
+        return coll_async_native_allgather(ASYNC(module), sbuf, scount, sdtype, rbuf, rcount,
+                                           rdtype, comm, request);
     }
     return DELEGATE(module, iallgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                     request);
@@ -299,9 +335,9 @@ static int async_iallreduce(const void *sbuf, void *rbuf, int count,
                             struct ompi_communicator_t *comm, ompi_request_t **request,
                             mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_IALLREDUCE)) {
-        return completed(coll_async_single_copy(sbuf, count, dtype, rbuf, count, dtype), comm,
-                         request);
+    if (run_native_if(module, COLL_ASYNC_IALLREDUCE, reducible(module, dtype, op))) {
+        return coll_async_native_reduce(ASYNC(module), sbuf, rbuf, count, dtype, op, -1, comm,
+                                        request);
     }
     return DELEGATE(module, iallreduce, sbuf, rbuf, count, dtype, op, comm, request);
 }
@@ -354,7 +390,7 @@ static int async_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **req
                           mca_coll_base_module_t *module)
 {
     if (run_native(module, COLL_ASYNC_IBARRIER)) {
-        return completed(OMPI_SUCCESS, comm, request);
+        return coll_async_native_barrier(ASYNC(module), comm, request);
     }
     return DELEGATE(module, ibarrier, comm, request);
 }
@@ -363,8 +399,9 @@ static int async_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int
                         struct ompi_communicator_t *comm, ompi_request_t **request,
                         mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_IBCAST)) {
-        return completed(OMPI_SUCCESS, comm, request);
+    if (run_native_if(module, COLL_ASYNC_IBCAST,
+                      coll_async_native_bytes_eligible(ASYNC(module), dtype, (size_t) count))) {
+        return coll_async_native_bcast(ASYNC(module), buf, count, dtype, root, comm, request);
     }
     return DELEGATE(module, ibcast, buf, count, dtype, root, comm, request);
 }
@@ -410,9 +447,9 @@ static int async_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_da
                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                          ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_IREDUCE)) {
-        return completed(coll_async_single_copy(sbuf, count, dtype, rbuf, count, dtype), comm,
-                         request);
+    if (run_native_if(module, COLL_ASYNC_IREDUCE, reducible(module, dtype, op))) {
+        return coll_async_native_reduce(ASYNC(module), sbuf, rbuf, count, dtype, op, root, comm,
+                                        request);
     }
     return DELEGATE(module, ireduce, sbuf, rbuf, count, dtype, op, root, comm, request);
 }
@@ -422,9 +459,9 @@ static int async_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                        struct ompi_communicator_t *comm,
                                        ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_IREDUCE_SCATTER_BLOCK)) {
-        return completed(coll_async_single_copy(sbuf, rcount, dtype, rbuf, rcount, dtype), comm,
-                         request);
+    if (run_native_if(module, COLL_ASYNC_IREDUCE_SCATTER_BLOCK, reducible(module, dtype, op))) {
+        return coll_async_native_reduce_scatter_block(ASYNC(module), sbuf, rbuf, rcount, dtype,
+                                                      op, comm, request);
     }
     return DELEGATE(module, ireduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm, request);
 }

@@ -16,14 +16,33 @@
 #include "opal/util/output.h"
 
 #include "coll_async.h"
+#include "coll_async_backoff.h"
 
 static void module_construct(mca_coll_async_module_t *module)
 {
     memset(module->path, 0, sizeof(module->path));
     memset(&module->below, 0, sizeof(module->below));
+    module->has_channel = false;
+    coll_async_stream_init(&module->stream);
 }
 
-OBJ_CLASS_INSTANCE(mca_coll_async_module_t, mca_coll_base_module_t, module_construct, NULL);
+/* MPI_Comm_free may come while nonblocking collectives are still in flight:
+ * they complete normally, so the channel stays until the engine is done with it. */
+static void module_destruct(mca_coll_async_module_t *module)
+{
+    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
+
+    if (!module->has_channel) {
+        return;
+    }
+    while (0 != __atomic_load_n(&module->stream.posted, __ATOMIC_ACQUIRE)) {
+        coll_async_backoff_wait(&backoff);
+    }
+    coll_async_mapper_close(&module->channel);
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_async_module_t, mca_coll_base_module_t, module_construct,
+                   module_destruct);
 
 /* The module that provides coll below this one, or NULL when none does. */
 static mca_coll_base_module_t *below_module(const mca_coll_base_comm_coll_t *below,
@@ -68,11 +87,79 @@ static const char *component_of(struct ompi_communicator_t *comm,
     return "another component";
 }
 
-/* In this version the native paths are the trivial ones of a single process. */
-static bool has_native(enum coll_async_coll coll, struct ompi_communicator_t *comm)
+/* Whether every rank of comm runs on this node. */
+static bool all_on_this_node(struct ompi_communicator_t *comm)
 {
-    (void) coll;
-    return 1 == ompi_comm_size(comm);
+    for (int rank = 0; rank < ompi_comm_size(comm); ++rank) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
+        if (!OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The families with a shared-memory schedule in this version. */
+static bool has_shm_schedule(enum coll_async_family family)
+{
+    switch (family) {
+    case COLL_ASYNC_FAMILY_ALLGATHER:
+    case COLL_ASYNC_FAMILY_ALLREDUCE:
+    case COLL_ASYNC_FAMILY_BARRIER:
+    case COLL_ASYNC_FAMILY_BCAST:
+    case COLL_ASYNC_FAMILY_REDUCE:
+    case COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Single process: every collective is a local copy. Several on one node: the
+ * families with a shared-memory schedule, once the channel is open. */
+static bool has_native(mca_coll_async_module_t *module, enum coll_async_coll coll,
+                       struct ompi_communicator_t *comm)
+{
+    return 1 == ompi_comm_size(comm)
+           || (module->has_channel && has_shm_schedule(coll_async_family_of(coll)));
+}
+
+/* Opens the shared-memory channel when comm spans several ranks of this node and
+ * one of its native families is enabled. Collective over comm, as creation is. */
+static void open_channel(mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
+{
+    mca_coll_async_component_t *c = &mca_coll_async_component;
+    struct coll_async_channel_config config = {.slot_size = c->shm_slot_size,
+                                               .cma = c->shm_cma};
+    bool wanted = false;
+    char name[128];
+    int rc;
+
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
+        wanted |= has_shm_schedule(family) && COLL_ASYNC_ALG_DELEGATE != c->algorithm[family];
+    }
+    if (!wanted || 1 == ompi_comm_size(comm) || !all_on_this_node(comm)) {
+        return;
+    }
+    /* Unique on the node: split communicators share a cid, not their first rank. */
+    snprintf(name, sizeof(name), "/coll_async.%u.%u.%u", OMPI_PROC_MY_NAME->jobid,
+             comm->c_contextid, ompi_comm_peer_lookup(comm, 0)->super.proc_name.vpid);
+    rc = coll_async_mapper_open(&module->channel, name, ompi_comm_size(comm),
+                                ompi_comm_rank(comm), &config);
+    if (0 != rc) {
+        mca_coll_async_show_help(0 == ompi_comm_rank(comm), "shm failed", comm->c_name, name,
+                                 strerror(-rc));
+        return;
+    }
+    module->has_channel = true;
+    opal_output_verbose(0 == ompi_comm_rank(comm) ? 1 : 2, mca_coll_async_component.output,
+                        "coll:async: %s (cid %u, size %d, rank %d): shared memory, %zu-byte "
+                        "slots, large messages %s",
+                        comm->c_name, comm->c_contextid, ompi_comm_size(comm),
+                        ompi_comm_rank(comm), config.slot_size,
+                        coll_async_mapper_single_copy(&module->channel)
+                            ? "in one copy (CMA)"
+                            : "pipelined through the slots");
 }
 
 static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll coll,
@@ -81,7 +168,7 @@ static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll col
     enum coll_async_algorithm alg =
         mca_coll_async_component.algorithm[coll_async_family_of(coll)];
     bool can_delegate = NULL != below_module(&module->below, coll);
-    bool can_run = has_native(coll, comm);
+    bool can_run = has_native(module, coll, comm);
 
     if (can_delegate && (COLL_ASYNC_ALG_DELEGATE == alg || !can_run)) {
         module->path[coll] = COLL_ASYNC_PATH_DELEGATED;
@@ -149,6 +236,8 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
         mca_coll_async_show_help(0 == ompi_comm_rank(comm), "no persistent below", comm->c_name);
         return OMPI_ERR_NOT_SUPPORTED;
     }
+    mca_coll_async_place_progress_thread();
+    open_channel(module, comm);
     for (int coll = 0; coll < COLL_ASYNC_NUM_COLLS; ++coll) {
         int rc = choose_path(module, coll, comm);
         if (OMPI_SUCCESS != rc) {

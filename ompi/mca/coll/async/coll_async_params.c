@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "coll_async.h"
+#include "coll_async_schedule.h"
 
 const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS] = {
     [COLL_ASYNC_ALG_AUTO] = "auto",
@@ -20,6 +21,9 @@ const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS] = {
 /* Default priority: above tuned (30), so that listing async in --mca coll selects it,
  * and below self (75), which owns single-process communicators when it is loaded. */
 #define DEFAULT_PRIORITY 40
+
+/* Slots must hold a few cache lines per rank for the reduce-scatter pieces. */
+#define MIN_SLOT_SIZE 4096
 
 static int register_var(const char *name, const char *help, mca_base_var_type_t type,
                         mca_base_var_info_lvl_t level, void *storage)
@@ -48,6 +52,54 @@ static int register_algorithm(enum coll_async_family family)
         (char *) mca_coll_async_algorithm_names[COLL_ASYNC_ALG_AUTO];
     rc = register_var(name, help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
                       &mca_coll_async_component.algorithm_value[family]);
+    return rc < 0 ? rc : OMPI_SUCCESS;
+}
+
+/* The shared-memory transport and the small-reduction modes. */
+static int register_shm(void)
+{
+    mca_coll_async_component_t *c = &mca_coll_async_component;
+    int rc;
+
+    c->shm_slot_size = 64 * 1024;
+    rc = register_var("shm_slot_size",
+                      "Bytes of each rank's data slot (two per rank) in a communicator's "
+                      "shared-memory segment. Messages up to this size go through the "
+                      "slots; larger ones are copied once through CMA, or, without CMA, "
+                      "pipelined through the slots in chunks of this size. At least 4096.",
+                      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->shm_slot_size);
+    if (rc < 0) {
+        return rc;
+    }
+    c->shm_cma = true;
+    rc = register_var("shm_cma",
+                      "Use single-copy transfers between ranks' buffers through Linux CMA "
+                      "(process_vm_readv) for messages larger than a slot. When false, or "
+                      "when the kernel refuses CMA (ptrace restrictions), large messages are "
+                      "pipelined through the double-buffered slots.",
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_6, &c->shm_cma);
+    if (rc < 0) {
+        return rc;
+    }
+    c->reduce_mode_value = "auto";
+    rc = register_var("reduce_mode",
+                      "How small reductions (up to coll_async_small_reduce_bytes) combine "
+                      "contributions in shared memory: \"auto\" (each for allreduce, root "
+                      "for reduce); \"each\" (every rank reduces all slots); \"root\" (one "
+                      "rank polls the arrivals, reduces and publishes); \"lock\" (senders "
+                      "reduce into a shared accumulator under a lock); \"atomic\" (senders "
+                      "reduce into it with atomic operations, where the type and operation "
+                      "have them, else lock).",
+                      MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_6, &c->reduce_mode_value);
+    if (rc < 0) {
+        return rc;
+    }
+    c->small_reduce_bytes = coll_async_schedule_config.small_reduce_bytes;
+    rc = register_var("small_reduce_bytes",
+                      "Largest reduction (bytes) combined by the small-message modes of "
+                      "coll_async_reduce_mode; larger ones are reduce-scattered over all "
+                      "ranks and gathered.",
+                      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->small_reduce_bytes);
     return rc < 0 ? rc : OMPI_SUCCESS;
 }
 
@@ -94,14 +146,14 @@ int mca_coll_async_params_register(void)
             return rc;
         }
     }
-    return OMPI_SUCCESS;
+    return register_shm();
 }
 
 int mca_coll_async_params_check(void)
 {
     mca_coll_async_component_t *c = &mca_coll_async_component;
     char why[256], values[128];
-    int rc = OMPI_SUCCESS;
+    int rc = OMPI_SUCCESS, mode;
 
     if (0 != coll_async_parse_cpus(c->progress_cpus_value, &c->progress_cpus,
                                    why, sizeof(why))) {
@@ -124,5 +176,25 @@ int mca_coll_async_params_check(void)
         }
         c->algorithm[family] = (enum coll_async_algorithm) alg;
     }
+
+    mode = coll_async_parse_name(c->reduce_mode_value, coll_async_reduce_mode_names,
+                                 COLL_ASYNC_NUM_REDUCE_MODES);
+    if (mode < 0) {
+        coll_async_join_names(coll_async_reduce_mode_names, COLL_ASYNC_NUM_REDUCE_MODES,
+                              values, sizeof(values));
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "reduce_mode",
+                                 c->reduce_mode_value, values);
+        rc = OMPI_ERR_BAD_PARAM;
+    } else {
+        coll_async_schedule_config.reduce_mode = (enum coll_async_reduce_mode) mode;
+    }
+    if (c->shm_slot_size < MIN_SLOT_SIZE) {
+        char given[32];
+        snprintf(given, sizeof(given), "%zu", c->shm_slot_size);
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "shm_slot_size",
+                                 given, "a number of bytes of at least 4096");
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    coll_async_schedule_config.small_reduce_bytes = c->small_reduce_bytes;
     return rc;
 }

@@ -5,10 +5,17 @@
 #include "ompi_config.h"
 
 #include "opal/class/opal_free_list.h"
+#include "opal/runtime/opal_progress.h"
 
 #include "coll_async_request.h"
 
+#define RELEASE_COMPLETED 1
+#define RELEASE_FREED 2
+
 static opal_free_list_t requests;
+
+/* Ops the progress thread finished, for an application thread to complete. */
+static mca_coll_async_request_t *volatile finished;
 
 /* A collective cannot be cancelled (MPI-3.1, 5.12). */
 static int request_cancel(ompi_request_t *request, int complete)
@@ -18,15 +25,70 @@ static int request_cancel(ompi_request_t *request, int complete)
     return MPI_ERR_REQUEST;
 }
 
+static void give_back(mca_coll_async_request_t *request)
+{
+    OMPI_REQUEST_FINI(&request->super);
+    opal_free_list_return(&requests, &request->super.super);
+}
+
+/* The request goes back to the list when both the completion and the user's free
+ * (MPI_Wait's, or MPI_Request_free on an active request) are over, in either order. */
+static void drop(mca_coll_async_request_t *request, int32_t what)
+{
+    if (__atomic_fetch_or(&request->release, what, __ATOMIC_ACQ_REL) & ~what) {
+        give_back(request);
+    }
+}
+
 static int request_free(ompi_request_t **request)
 {
-    if (!REQUEST_COMPLETE(*request)) {
-        return MPI_ERR_REQUEST;
-    }
-    OMPI_REQUEST_FINI(*request);
-    opal_free_list_return(&requests, &(*request)->super);
+    drop((mca_coll_async_request_t *) *request, RELEASE_FREED);
     *request = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
+}
+
+static void complete(mca_coll_async_request_t *request)
+{
+    ompi_request_complete(&request->super, true);
+    drop(request, RELEASE_COMPLETED);
+}
+
+/* Application threads, from opal_progress(). */
+static int complete_finished(void)
+{
+    mca_coll_async_request_t *request;
+    int count = 0;
+
+    if (NULL == __atomic_load_n(&finished, __ATOMIC_RELAXED)) {
+        return 0;
+    }
+    request = __atomic_exchange_n(&finished, NULL, __ATOMIC_ACQUIRE);
+    while (NULL != request) {
+        mca_coll_async_request_t *next = request->next_finished;
+        complete(request);
+        request = next;
+        ++count;
+    }
+    return count;
+}
+
+/* The progress thread, when the op is over. */
+static void op_finished(struct coll_async_op *op, int status)
+{
+    mca_coll_async_request_t *request =
+        (mca_coll_async_request_t *) ((char *) op - offsetof(mca_coll_async_request_t, op));
+    mca_coll_async_request_t *head;
+
+    request->super.req_status.MPI_ERROR = OMPI_SUCCESS == status ? MPI_SUCCESS : MPI_ERR_INTERN;
+    if (opal_using_threads()) {
+        complete(request);
+        return;
+    }
+    head = __atomic_load_n(&finished, __ATOMIC_RELAXED);
+    do {
+        request->next_finished = head;
+    } while (!__atomic_compare_exchange_n(&finished, &head, request, true, __ATOMIC_RELEASE,
+                                          __ATOMIC_RELAXED));
 }
 
 static void request_construct(mca_coll_async_request_t *request)
@@ -40,29 +102,70 @@ OBJ_CLASS_INSTANCE(mca_coll_async_request_t, ompi_request_t, request_construct, 
 
 int mca_coll_async_requests_init(void)
 {
+    int rc;
+
     OBJ_CONSTRUCT(&requests, opal_free_list_t);
-    return opal_free_list_init(&requests, sizeof(mca_coll_async_request_t),
-                               opal_cache_line_size, OBJ_CLASS(mca_coll_async_request_t), 0, 0,
-                               0, -1, 16, NULL, 0, NULL, NULL, NULL);
+    rc = opal_free_list_init(&requests, sizeof(mca_coll_async_request_t), opal_cache_line_size,
+                             OBJ_CLASS(mca_coll_async_request_t), 0, 0, 0, -1, 16, NULL, 0,
+                             NULL, NULL, NULL);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    return opal_progress_register(complete_finished);
 }
 
 void mca_coll_async_requests_fini(void)
 {
+    opal_progress_unregister(complete_finished);
+    complete_finished();
     OBJ_DESTRUCT(&requests);
+}
+
+static mca_coll_async_request_t *new_request(struct ompi_communicator_t *comm)
+{
+    mca_coll_async_request_t *request =
+        (mca_coll_async_request_t *) opal_free_list_get(&requests);
+
+    if (NULL == request) {
+        return NULL;
+    }
+    OMPI_REQUEST_INIT(&request->super, false);
+    request->super.req_mpi_object.comm = comm;
+    request->super.req_status.MPI_ERROR = MPI_SUCCESS;
+    request->super.req_state = OMPI_REQUEST_ACTIVE;
+    request->release = 0;
+    return request;
 }
 
 int mca_coll_async_request_completed(struct ompi_communicator_t *comm, ompi_request_t **request)
 {
-    ompi_request_t *req = (ompi_request_t *) opal_free_list_get(&requests);
+    mca_coll_async_request_t *req = new_request(comm);
 
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    OMPI_REQUEST_INIT(req, false);
-    req->req_mpi_object.comm = comm;
-    req->req_status.MPI_ERROR = MPI_SUCCESS;
-    req->req_state = OMPI_REQUEST_ACTIVE;
-    ompi_request_complete(req, false);
-    *request = req;
+    req->release = RELEASE_COMPLETED;
+    ompi_request_complete(&req->super, false);
+    *request = &req->super;
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_async_request_post(const struct coll_async_op *op,
+                                void (*prepare)(struct coll_async_op *op),
+                                struct ompi_communicator_t *comm, ompi_request_t **request)
+{
+    mca_coll_async_request_t *req = new_request(comm);
+
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    req->op = *op;
+    req->op.finished = op_finished;
+    prepare(&req->op);
+    if (0 != coll_async_engine_post(&req->op)) {
+        give_back(req);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    *request = &req->super;
     return OMPI_SUCCESS;
 }

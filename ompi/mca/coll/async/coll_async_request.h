@@ -1,8 +1,15 @@
 /*
  * coll/async: the MPI requests of this component's nonblocking collectives.
  *
- * Requests come from a free list and are completed through Open MPI's request
- * completion API only, so MPI_Test/Wait and friends treat them as any other.
+ * A request carries the op the engine executes. Requests come from a free list
+ * and are completed through Open MPI's request completion API only, so
+ * MPI_Test/Wait and friends treat them as any other.
+ *
+ * Who completes: with MPI_THREAD_MULTIPLE the progress thread completes the
+ * request itself. Below it, Open MPI's request bookkeeping is not atomic, so the
+ * progress thread only finishes the op and the next opal_progress() of an
+ * application thread (MPI_Test, MPI_Wait, any MPI call that progresses)
+ * completes the request. The data has moved either way.
  */
 
 #ifndef MCA_COLL_ASYNC_REQUEST_H
@@ -12,8 +19,13 @@
 
 #include "ompi/request/request.h"
 
+#include "coll_async_engine.h"
+
 typedef struct mca_coll_async_request_t {
     ompi_request_t super;
+    struct coll_async_op op;
+    struct mca_coll_async_request_t *next_finished;
+    volatile int32_t release; /* bits: completion done, freed by the user */
 } mca_coll_async_request_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_async_request_t);
@@ -24,5 +36,11 @@ void mca_coll_async_requests_fini(void);
 /* Hands out through *request a request that is already complete (the work of the
  * operation was done before the call returned), for comm. */
 int mca_coll_async_request_completed(struct ompi_communicator_t *comm, ompi_request_t **request);
+
+/* Copies op into a new request, lets prepare take its place in the communicator's
+ * sequence, and posts it to the engine. */
+int mca_coll_async_request_post(const struct coll_async_op *op,
+                                void (*prepare)(struct coll_async_op *op),
+                                struct ompi_communicator_t *comm, ompi_request_t **request);
 
 #endif /* MCA_COLL_ASYNC_REQUEST_H */

@@ -1,0 +1,101 @@
+/*
+ * coll/async: allgather in shared memory.
+ *
+ * Through the slots: per chunk, every rank copies its part of its block into its
+ * slot and then every slot's part out to its place. With CMA, for blocks larger
+ * than a slot: every rank reads each other block straight from its owner.
+ */
+
+#include "ompi_config.h"
+
+#include <string.h>
+
+#include "ompi/constants.h"
+
+#include "coll_async_schedule.h"
+
+static char *block(const struct coll_async_op *op, int rank)
+{
+    return (char *) op->rbuf + (size_t) rank * op->bytes;
+}
+
+static int staged(struct coll_async_op *op)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+
+    for (;;) {
+        size_t chunk = op->bytes - op->done < shm->slot_size ? op->bytes - op->done
+                                                            : shm->slot_size;
+
+        if (0 == op->phase) {
+            if (!schedule_may_write(op)) {
+                return COLL_ASYNC_AGAIN;
+            }
+            memcpy(coll_async_shm_slot(shm, shm->rank, op->seq),
+                   (const char *) op->sbuf + op->done, chunk);
+            schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+            op->phase = 1;
+        }
+        if (!schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+            return COLL_ASYNC_AGAIN;
+        }
+        for (int rank = 0; rank < shm->nranks; ++rank) {
+            char *to = block(op, rank) + op->done;
+            /* With MPI_IN_PLACE this rank's block is already in place. */
+            if (to != (const char *) op->sbuf + op->done) {
+                memcpy(to, coll_async_shm_slot(shm, rank, op->seq), chunk);
+            }
+        }
+        op->done += chunk;
+        if (op->done == op->bytes) {
+            return OMPI_SUCCESS;
+        }
+        ++op->seq;
+        op->phase = 0;
+    }
+}
+
+static int single_copy(struct coll_async_op *op)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+
+    if (0 == op->phase) {
+        schedule_publish_tokens(op, op->sbuf, op->sbuf);
+        schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+        op->phase = 1;
+    }
+    if (1 == op->phase) {
+        if (!schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+            return COLL_ASYNC_AGAIN;
+        }
+        for (int rank = 0; rank < shm->nranks; ++rank) {
+            if (rank == shm->rank) {
+                if (block(op, rank) != op->sbuf) {
+                    memcpy(block(op, rank), op->sbuf, op->bytes);
+                }
+            } else if (0 != coll_async_mapper_get(op->channel, rank, block(op, rank),
+                                                  schedule_token(op, rank, 0), 0, op->bytes)) {
+                return OMPI_ERROR;
+            }
+        }
+        schedule_publish(op, COLL_ASYNC_SHM_DONE);
+        op->phase = 2;
+    }
+    return schedule_all(op, COLL_ASYNC_SHM_DONE, op->seq) ? OMPI_SUCCESS : COLL_ASYNC_AGAIN;
+}
+
+void coll_async_allgather_prepare(struct coll_async_op *op)
+{
+    size_t slot = schedule_shm(op)->slot_size;
+    uint64_t steps = 1;
+
+    op->phase = 0;
+    op->done = 0;
+    if (op->bytes > slot && coll_async_mapper_single_copy(op->channel)) {
+        op->step = single_copy;
+    } else {
+        op->step = staged;
+        steps = (op->bytes + slot - 1) / slot;
+    }
+    op->seq = coll_async_mapper_sequence(op->channel, steps);
+}

@@ -1,0 +1,443 @@
+/*
+ * coll/async: reductions to all ranks (allreduce) or to one (reduce), in shared
+ * memory.
+ *
+ * Small vectors: each rank publishes its input in its slot, then one of four
+ * modes combines them (coll_async_schedule.h). Larger ones: a reduce-scatter
+ * (rank r reduces slice r of every input) followed by a gather of the slices to
+ * every rank or to the root; the inputs travel through the slots in slot-sized,
+ * double-buffered chunks, or, with CMA, straight from the ranks' own buffers.
+ *
+ * Every element is reduced in one place and in one order, so all ranks get the
+ * same bits, run after run, except in the lock and atomic modes, whose order is
+ * that of arrival.
+ */
+
+#include "ompi_config.h"
+
+#include <string.h>
+
+#include "ompi/constants.h"
+
+#include "coll_async_schedule.h"
+
+/* accumulator state = seq * STATE_SCALE + contributions received for seq */
+#define STATE_SCALE ((uint64_t) COLL_ASYNC_SHM_MAX_RANKS)
+
+const char *const coll_async_reduce_mode_names[COLL_ASYNC_NUM_REDUCE_MODES] = {
+    "auto", "each", "root", "lock", "atomic"};
+
+struct coll_async_schedule_config coll_async_schedule_config = {
+    .reduce_mode = COLL_ASYNC_REDUCE_AUTO,
+    .small_reduce_bytes = 4096,
+};
+
+static bool keeps_result(const struct coll_async_op *op)
+{
+    return op->root < 0 || op->root == schedule_shm(op)->rank;
+}
+
+/* The rank that reduces in root mode and seeds the accumulator in atomic mode. */
+static int first_rank(const struct coll_async_op *op)
+{
+    return op->root < 0 ? 0 : op->root;
+}
+
+static size_t element_offset(const struct coll_async_op *op, size_t elements)
+{
+    return elements * op->reduction.size;
+}
+
+/* Writes this rank's input into its slot for seq; false while a reader of the
+ * slot's previous use is behind. */
+static bool publish_input(struct coll_async_op *op)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+
+    if (!schedule_may_write(op)) {
+        return false;
+    }
+    memcpy(coll_async_shm_slot(shm, shm->rank, op->seq), op->sbuf, op->bytes);
+    schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+    return true;
+}
+
+/* out = slot[0] op slot[1] op ... in rank order. */
+static void reduce_slots(const struct coll_async_op *op, void *out, size_t offset,
+                         size_t count)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+
+    coll_async_reduce3(&op->reduction, out, coll_async_shm_slot(shm, 0, op->seq) + offset,
+                       coll_async_shm_slot(shm, 1, op->seq) + offset, count);
+    for (int rank = 2; rank < shm->nranks; ++rank) {
+        coll_async_reduce(&op->reduction, out, coll_async_shm_slot(shm, rank, op->seq) + offset,
+                          count);
+    }
+}
+
+/* Small, mode each: every rank that keeps the result reduces all slots. */
+static int small_each(struct coll_async_op *op)
+{
+    switch (op->phase) {
+    case 0:
+        if (!publish_input(op)) {
+            return COLL_ASYNC_AGAIN;
+        }
+        if (!keeps_result(op)) {
+            return OMPI_SUCCESS;
+        }
+        op->phase = 1;
+        /* fall through */
+    default:
+        if (!schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+            return COLL_ASYNC_AGAIN;
+        }
+        reduce_slots(op, op->rbuf, 0, op->count);
+        return OMPI_SUCCESS;
+    }
+}
+
+/* Small, mode root: one rank reduces into its slot and publishes the result. */
+static int small_root(struct coll_async_op *op)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    int first = first_rank(op);
+    char *result = coll_async_shm_slot(shm, first, op->seq);
+
+    switch (op->phase) {
+    case 0:
+        if (!publish_input(op)) {
+            return COLL_ASYNC_AGAIN;
+        }
+        if (!keeps_result(op)) {
+            return OMPI_SUCCESS;
+        }
+        op->phase = 1;
+        /* fall through */
+    default:
+        if (shm->rank == first) {
+            if (!schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+                return COLL_ASYNC_AGAIN;
+            }
+            for (int rank = 0; rank < shm->nranks; ++rank) {
+                if (rank != first) {
+                    coll_async_reduce(&op->reduction, result,
+                                      coll_async_shm_slot(shm, rank, op->seq), op->count);
+                }
+            }
+            schedule_publish(op, COLL_ASYNC_SHM_READY);
+        } else if (!coll_async_shm_reached(shm, first, COLL_ASYNC_SHM_READY, op->seq)) {
+            return COLL_ASYNC_AGAIN;
+        }
+        memcpy(op->rbuf, result, op->bytes);
+        return OMPI_SUCCESS;
+    }
+}
+
+static bool try_lock(volatile int32_t *lock)
+{
+    int32_t open = 0;
+
+    return __atomic_compare_exchange_n(lock, &open, 1, false, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
+}
+
+/* Adds this rank's input to the accumulator: the first contribution is copied. */
+static void contribute(struct coll_async_op *op, struct coll_async_shm_accumulator *acc,
+                       char *data)
+{
+    uint64_t state = acc->state;
+
+    if (state < op->seq * STATE_SCALE) {
+        memcpy(data, op->sbuf, op->bytes);
+        state = op->seq * STATE_SCALE;
+    } else {
+        coll_async_reduce(&op->reduction, data, op->sbuf, op->count);
+    }
+    __atomic_store_n(&acc->state, state + 1, __ATOMIC_RELEASE);
+}
+
+/* Small, modes lock and atomic: the senders reduce into the shared accumulator. */
+static int small_shared(struct coll_async_op *op, bool atomic)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    struct coll_async_shm_accumulator *acc = &shm->accumulator[op->seq & 1];
+    char *data = coll_async_shm_accumulator_data(shm, op->seq);
+    uint64_t complete = op->seq * STATE_SCALE + (uint64_t) shm->nranks;
+
+    switch (op->phase) {
+    case 0:
+        if (!schedule_may_write(op)) {
+            return COLL_ASYNC_AGAIN;
+        }
+        schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+        op->phase = 1;
+        /* fall through */
+    case 1:
+        if (!atomic) {
+            if (!try_lock(&acc->lock)) {
+                return COLL_ASYNC_AGAIN;
+            }
+            contribute(op, acc, data);
+            __atomic_store_n(&acc->lock, 0, __ATOMIC_RELEASE);
+        } else if (shm->rank == first_rank(op)) {
+            memcpy(data, op->sbuf, op->bytes);
+            __atomic_store_n(&acc->state, op->seq * STATE_SCALE + 1, __ATOMIC_RELEASE);
+        } else {
+            if (__atomic_load_n(&acc->state, __ATOMIC_ACQUIRE) <= op->seq * STATE_SCALE) {
+                return COLL_ASYNC_AGAIN; /* not seeded yet */
+            }
+            op->reduction.kernel_atomic(data, op->sbuf, op->count);
+            __atomic_fetch_add(&acc->state, 1, __ATOMIC_ACQ_REL);
+        }
+        if (!keeps_result(op)) {
+            return OMPI_SUCCESS;
+        }
+        op->phase = 2;
+        /* fall through */
+    default:
+        if (__atomic_load_n(&acc->state, __ATOMIC_ACQUIRE) < complete) {
+            return COLL_ASYNC_AGAIN;
+        }
+        memcpy(op->rbuf, data, op->bytes);
+        return OMPI_SUCCESS;
+    }
+}
+
+static int small_lock(struct coll_async_op *op)
+{
+    return small_shared(op, false);
+}
+
+static int small_atomic(struct coll_async_op *op)
+{
+    return small_shared(op, true);
+}
+
+/*
+ * Chunked through the slots: per chunk, every rank copies its input chunk into its
+ * slot, reduces its slice of all slots into its own slot, and the slices are then
+ * copied out. op->done counts the elements finished.
+ */
+static int staged(struct coll_async_op *op)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    size_t per_chunk = shm->slot_size / op->reduction.size;
+
+    for (;;) {
+        size_t chunk = op->count - op->done < per_chunk ? op->count - op->done : per_chunk;
+        size_t bytes = element_offset(op, chunk), first, share;
+
+        switch (op->phase) {
+        case 0:
+            if (!schedule_may_write(op)) {
+                return COLL_ASYNC_AGAIN;
+            }
+            memcpy(coll_async_shm_slot(shm, shm->rank, op->seq),
+                   (const char *) op->sbuf + element_offset(op, op->done), bytes);
+            schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+            op->phase = 1;
+            /* fall through */
+        case 1: {
+            char *mine;
+
+            if (!schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+                return COLL_ASYNC_AGAIN;
+            }
+            schedule_slice(chunk, op->reduction.size, shm->nranks, shm->rank, &first, &share);
+            mine = coll_async_shm_slot(shm, shm->rank, op->seq) + element_offset(op, first);
+            for (int rank = 0; rank < shm->nranks && share > 0; ++rank) {
+                if (rank != shm->rank) {
+                    coll_async_reduce(&op->reduction, mine,
+                                      coll_async_shm_slot(shm, rank, op->seq)
+                                          + element_offset(op, first),
+                                      share);
+                }
+            }
+            schedule_publish(op, COLL_ASYNC_SHM_READY);
+            op->phase = 2;
+        }
+            /* fall through */
+        default:
+            if (keeps_result(op)) {
+                if (!schedule_all(op, COLL_ASYNC_SHM_READY, op->seq)) {
+                    return COLL_ASYNC_AGAIN;
+                }
+                for (int rank = 0; rank < shm->nranks; ++rank) {
+                    schedule_slice(chunk, op->reduction.size, shm->nranks, rank, &first,
+                                   &share);
+                    memcpy((char *) op->rbuf + element_offset(op, op->done + first),
+                           coll_async_shm_slot(shm, rank, op->seq) + element_offset(op, first),
+                           element_offset(op, share));
+                }
+            }
+            op->done += chunk;
+            if (op->done == op->count) {
+                return OMPI_SUCCESS;
+            }
+            ++op->seq;
+            op->phase = 0;
+        }
+    }
+}
+
+/*
+ * Reduces this rank's slice [first, first + share) of all inputs, read from the
+ * peers' buffers through the bounce buffer a piece at a time, into out (which
+ * already holds this rank's own part of the slice).
+ */
+static int reduce_slice_from_peers(struct coll_async_op *op, char *out, size_t first,
+                                   size_t share)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    size_t per_piece = op->channel->bounce_size / op->reduction.size;
+    char *incoming = op->channel->bounce + op->channel->bounce_size;
+
+    for (size_t done = 0; done < share; done += per_piece) {
+        size_t piece = share - done < per_piece ? share - done : per_piece;
+
+        for (int rank = 0; rank < shm->nranks; ++rank) {
+            int rc;
+
+            if (rank == shm->rank) {
+                continue;
+            }
+            rc = coll_async_mapper_get(op->channel, rank, incoming, schedule_token(op, rank, 0),
+                                       element_offset(op, first + done),
+                                       element_offset(op, piece));
+            if (0 != rc) {
+                return OMPI_ERROR;
+            }
+            coll_async_reduce(&op->reduction, out + element_offset(op, done), incoming, piece);
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+/*
+ * Single copy: rank r reduces slice r of the inputs into its receive buffer (or,
+ * in a reduce, a bounce buffer it then writes into the root's), then the slices
+ * are read from there. Address 0 is the input, address 1 the result.
+ */
+static int single_copy_slice(struct coll_async_op *op, size_t first, size_t share)
+{
+    const char *input = (const char *) op->sbuf + element_offset(op, first);
+    size_t per_piece = op->channel->bounce_size / op->reduction.size;
+
+    if (keeps_result(op)) {
+        char *out = (char *) op->rbuf + element_offset(op, first);
+        if (out != input) {
+            memcpy(out, input, element_offset(op, share));
+        }
+        return reduce_slice_from_peers(op, out, first, share);
+    }
+    /* A reduce's non-root: piece by piece into the bounce, then into the root. */
+    for (size_t done = 0; done < share; done += per_piece) {
+        size_t piece = share - done < per_piece ? share - done : per_piece;
+        int rc;
+
+        memcpy(op->channel->bounce, input + element_offset(op, done), element_offset(op, piece));
+        rc = reduce_slice_from_peers(op, op->channel->bounce, first + done, piece);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+        if (0 != coll_async_mapper_put(op->channel, op->root, schedule_token(op, op->root, 1),
+                                       element_offset(op, first + done), op->channel->bounce,
+                                       element_offset(op, piece))) {
+            return OMPI_ERROR;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+static int single_copy(struct coll_async_op *op)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    size_t first, share;
+    int rc;
+
+    switch (op->phase) {
+    case 0:
+        schedule_publish_tokens(op, op->sbuf, op->rbuf);
+        schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+        op->phase = 1;
+        /* fall through */
+    case 1:
+        if (!schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+            return COLL_ASYNC_AGAIN;
+        }
+        schedule_slice(op->count, op->reduction.size, shm->nranks, shm->rank, &first, &share);
+        rc = single_copy_slice(op, first, share);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+        schedule_publish(op, COLL_ASYNC_SHM_READY);
+        op->phase = 2;
+        /* fall through */
+    case 2:
+        /* Allreduce: read the other slices; a reduce's root has them already. */
+        if (op->root < 0) {
+            if (!schedule_all(op, COLL_ASYNC_SHM_READY, op->seq)) {
+                return COLL_ASYNC_AGAIN;
+            }
+            for (int rank = 0; rank < shm->nranks; ++rank) {
+                if (rank == shm->rank) {
+                    continue;
+                }
+                schedule_slice(op->count, op->reduction.size, shm->nranks, rank, &first,
+                               &share);
+                if (0 != coll_async_mapper_get(op->channel, rank,
+                                               (char *) op->rbuf + element_offset(op, first),
+                                               schedule_token(op, rank, 1),
+                                               element_offset(op, first),
+                                               element_offset(op, share))) {
+                    return OMPI_ERROR;
+                }
+            }
+        }
+        schedule_publish(op, COLL_ASYNC_SHM_DONE);
+        op->phase = 3;
+        /* fall through */
+    default:
+        /* Others may still read this rank's buffers until all are done. */
+        return schedule_all(op, COLL_ASYNC_SHM_DONE, op->seq) ? OMPI_SUCCESS : COLL_ASYNC_AGAIN;
+    }
+}
+
+static coll_async_step_fn small_mode(const struct coll_async_op *op)
+{
+    enum coll_async_reduce_mode mode = coll_async_schedule_config.reduce_mode;
+
+    if (COLL_ASYNC_REDUCE_AUTO == mode) {
+        mode = op->root < 0 ? COLL_ASYNC_REDUCE_EACH : COLL_ASYNC_REDUCE_ROOT;
+    }
+    if (COLL_ASYNC_REDUCE_ATOMIC == mode && NULL == op->reduction.kernel_atomic) {
+        mode = COLL_ASYNC_REDUCE_LOCK; /* no atomic form for this type and op */
+    }
+    switch (mode) {
+    case COLL_ASYNC_REDUCE_ROOT: return small_root;
+    case COLL_ASYNC_REDUCE_LOCK: return small_lock;
+    case COLL_ASYNC_REDUCE_ATOMIC: return small_atomic;
+    default: return small_each;
+    }
+}
+
+void coll_async_reduction_prepare(struct coll_async_op *op)
+{
+    size_t slot = schedule_shm(op)->slot_size;
+    uint64_t steps = 1;
+
+    op->phase = 0;
+    op->done = 0;
+    if (op->bytes <= coll_async_schedule_config.small_reduce_bytes && op->bytes <= slot) {
+        op->step = small_mode(op);
+    } else if (op->bytes > slot && coll_async_mapper_single_copy(op->channel)) {
+        op->step = single_copy;
+    } else {
+        size_t per_chunk = slot / op->reduction.size;
+        op->step = staged;
+        steps = (op->count + per_chunk - 1) / per_chunk;
+    }
+    op->seq = coll_async_mapper_sequence(op->channel, steps);
+}

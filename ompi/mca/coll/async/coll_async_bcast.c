@@ -1,0 +1,99 @@
+/*
+ * coll/async: broadcast in shared memory.
+ *
+ * Up to a slot: the root copies into its slot, the others copy out, chunk after
+ * chunk with the two slot parities double-buffering, so the root fills the next
+ * chunk while the others drain the last. Beyond a slot, with CMA: every rank
+ * reads the root's buffer directly, one copy in all.
+ */
+
+#include "ompi_config.h"
+
+#include <string.h>
+
+#include "ompi/constants.h"
+
+#include "coll_async_schedule.h"
+
+static int staged(struct coll_async_op *op)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    char *slot;
+
+    for (;;) {
+        size_t chunk = op->bytes - op->done < shm->slot_size ? op->bytes - op->done
+                                                            : shm->slot_size;
+
+        slot = coll_async_shm_slot(shm, op->root, op->seq);
+        if (shm->rank == op->root) {
+            if (!schedule_may_write(op)) {
+                return COLL_ASYNC_AGAIN;
+            }
+            memcpy(slot, (char *) op->rbuf + op->done, chunk);
+            schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+        } else {
+            /* Arriving at this chunk says the previous one has been read. */
+            if (0 == op->phase) {
+                schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+                op->phase = 1;
+            }
+            if (!coll_async_shm_reached(shm, op->root, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+                return COLL_ASYNC_AGAIN;
+            }
+            memcpy((char *) op->rbuf + op->done, slot, chunk);
+            op->phase = 0;
+        }
+        op->done += chunk;
+        if (op->done == op->bytes) {
+            return OMPI_SUCCESS;
+        }
+        ++op->seq;
+    }
+}
+
+static int single_copy(struct coll_async_op *op)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+
+    if (0 == op->phase) {
+        if (shm->rank == op->root) {
+            schedule_publish_tokens(op, op->rbuf, op->rbuf);
+        }
+        schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+        op->phase = 1;
+    }
+    if (1 == op->phase && shm->rank != op->root) {
+        if (!coll_async_shm_reached(shm, op->root, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+            return COLL_ASYNC_AGAIN;
+        }
+        if (0 != coll_async_mapper_get(op->channel, op->root, op->rbuf,
+                                       schedule_token(op, op->root, 0), 0, op->bytes)) {
+            return OMPI_ERROR;
+        }
+    }
+    if (1 == op->phase) {
+        schedule_publish(op, COLL_ASYNC_SHM_DONE);
+        op->phase = 2;
+    }
+    /* The root's buffer is read until every rank is done. */
+    if (shm->rank == op->root && !schedule_all(op, COLL_ASYNC_SHM_DONE, op->seq)) {
+        return COLL_ASYNC_AGAIN;
+    }
+    return OMPI_SUCCESS;
+}
+
+void coll_async_bcast_prepare(struct coll_async_op *op)
+{
+    size_t slot = schedule_shm(op)->slot_size;
+    uint64_t steps = 1;
+
+    op->phase = 0;
+    op->done = 0;
+    if (op->bytes > slot && coll_async_mapper_single_copy(op->channel)) {
+        op->step = single_copy;
+    } else {
+        op->step = staged;
+        steps = (op->bytes + slot - 1) / slot;
+    }
+    op->seq = coll_async_mapper_sequence(op->channel, steps);
+}
