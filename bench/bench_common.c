@@ -1,0 +1,359 @@
+/*
+ * bench_common - shared parts of coll_latency and overlap; see bench_common.h.
+ */
+#define _POSIX_C_SOURCE 200809L /* getopt, posix_memalign, sysconf under -std=c99 */
+
+#include "bench_common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* OSU defaults: fewer iterations once messages get large. */
+#define LARGE_MSG_BYTES 8192
+#define ITERS_SMALL 10000
+#define WARMUP_SMALL 1000
+#define ITERS_LARGE 1000
+#define WARMUP_LARGE 100
+
+const char *bench_prog = "bench";
+
+/* Copies of struct bench's, for helpers that are not handed one. */
+static int my_rank, my_nprocs;
+
+/* ---- the collectives ---------------------------------------------------- */
+
+static void allreduce(struct bench *b, int count)
+{
+    MPI_Allreduce(b->sbuf, b->rbuf, count, b->type, MPI_SUM, MPI_COMM_WORLD);
+}
+
+static void iallreduce(struct bench *b, int count, MPI_Request *req)
+{
+    MPI_Iallreduce(b->sbuf, b->rbuf, count, b->type, MPI_SUM, MPI_COMM_WORLD, req);
+}
+
+/* The root sends its validation data from sbuf, the others receive into rbuf,
+ * so -c can check rbuf against the root's data. */
+static void *bcast_buf(struct bench *b)
+{
+    return b->rank == BENCH_ROOT ? b->sbuf : b->rbuf;
+}
+
+static void bcast(struct bench *b, int count)
+{
+    MPI_Bcast(bcast_buf(b), count, b->type, BENCH_ROOT, MPI_COMM_WORLD);
+}
+
+static void ibcast(struct bench *b, int count, MPI_Request *req)
+{
+    MPI_Ibcast(bcast_buf(b), count, b->type, BENCH_ROOT, MPI_COMM_WORLD, req);
+}
+
+static void reduce(struct bench *b, int count)
+{
+    MPI_Reduce(b->sbuf, b->rbuf, count, b->type, MPI_SUM, BENCH_ROOT, MPI_COMM_WORLD);
+}
+
+static void ireduce(struct bench *b, int count, MPI_Request *req)
+{
+    MPI_Ireduce(b->sbuf, b->rbuf, count, b->type, MPI_SUM, BENCH_ROOT, MPI_COMM_WORLD,
+                req);
+}
+
+static const struct bench_coll collectives[] = {
+    { "allreduce", "Allreduce", 1, RESULT_ALL, allreduce, iallreduce },
+    { "bcast", "Bcast", 0, RESULT_NON_ROOTS, bcast, ibcast },
+    { "reduce", "Reduce", 1, RESULT_ROOT, reduce, ireduce },
+};
+#define NCOLLS (sizeof(collectives) / sizeof(collectives[0]))
+
+/* -C NAME, where nonblocking programs spell the names with a leading 'i'. */
+static const struct bench_coll *find_coll(const char *name, int nonblocking)
+{
+    if (nonblocking && *name++ != 'i')
+        return NULL;
+    for (size_t i = 0; i < NCOLLS; i++)
+        if (!strcmp(name, collectives[i].name))
+            return &collectives[i];
+    return NULL;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+void bench_die(const char *msg, const char *arg)
+{
+    if (my_rank == 0)
+        fprintf(stderr, "%s: %s%s\n", bench_prog, msg, arg ? arg : "");
+    MPI_Finalize();
+    exit(EXIT_FAILURE);
+}
+
+long bench_parse_long(const char *s, long min, const char *what)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end != '\0' || v < min)
+        bench_die(what, s);
+    return v;
+}
+
+static void parse_range(const char *arg, struct bench *b)
+{
+    const char *max_str = arg, *colon = strchr(arg, ':');
+    char *end;
+
+    errno = 0;
+    if (colon) {
+        b->min_bytes = strtoull(arg, &end, 10);
+        if (end != colon)
+            bench_die("bad -m range: ", arg);
+        max_str = colon + 1;
+    }
+    b->max_bytes = strtoull(max_str, &end, 10);
+    /* strtoull accepts a sign, so reject '-' explicitly. */
+    if (errno || end == max_str || *end != '\0' || strchr(arg, '-') ||
+        b->min_bytes == 0 || b->min_bytes > b->max_bytes)
+        bench_die("bad -m range (want [MIN:]MAX with 1 <= MIN <= MAX): ", arg);
+}
+
+static void parse_type(const char *arg, struct bench *b)
+{
+    if (!strcmp(arg, "char"))       b->kind = KIND_CHAR;
+    else if (!strcmp(arg, "int"))   b->kind = KIND_INT;
+    else if (!strcmp(arg, "float")) b->kind = KIND_FLOAT;
+    else bench_die("unknown -T type (char, int, float): ", arg);
+}
+
+static void usage(int nonblocking, const struct bench_extra *extra)
+{
+    const char *i = nonblocking ? "i" : "";
+
+    if (my_rank != 0)
+        return;
+    printf("Usage: %s [-C COLL] [-m [MIN:]MAX] [-i ITER] [-x WARMUP] [-T char|int|float]"
+           " %s [-h]\n", bench_prog, extra->synopsis);
+    printf("  -C COLL       collective: %sallreduce (default), %sbcast, %sreduce;"
+           " bcast and reduce\n                use root %d, reductions MPI_SUM\n",
+           i, i, i, BENCH_ROOT);
+    printf("  -m [MIN:]MAX  message sizes in bytes, doubling from MIN to MAX"
+           " (default 1:1048576)\n"
+           "  -i ITER       timed iterations per size (default %d, %d above %d bytes)\n"
+           "  -x WARMUP     untimed warm-up iterations per size (default %d, %d above %d bytes)\n"
+           "  -T TYPE       element type: char (MPI_CHAR), int (MPI_INT), float (MPI_FLOAT)\n"
+           "%s"
+           "  -h            print this help\n",
+           ITERS_SMALL, ITERS_LARGE, LARGE_MSG_BYTES,
+           WARMUP_SMALL, WARMUP_LARGE, LARGE_MSG_BYTES, extra->usage);
+}
+
+/* Handles one common option; returns 0 for letters that are not common. */
+static int common_option(int c, const char *arg, struct bench *b, int nonblocking)
+{
+    switch (c) {
+    case 'C':
+        if (!(b->coll = find_coll(arg, nonblocking)))
+            bench_die("unknown -C collective (see -h): ", arg);
+        return 1;
+    case 'm': parse_range(arg, b); return 1;
+    case 'i': b->iters = bench_parse_long(arg, 1, "bad -i value: "); return 1;
+    case 'x': b->warmup = bench_parse_long(arg, 0, "bad -x value: "); return 1;
+    case 'T': parse_type(arg, b); return 1;
+    default: return 0;
+    }
+}
+
+static void parse_options(struct bench *b, int argc, char **argv, int nonblocking,
+                          const struct bench_extra *extra)
+{
+    char optstring[64];
+    int c;
+
+    snprintf(optstring, sizeof(optstring), "C:m:i:x:T:h%s", extra->optstring);
+    opterr = 0; /* report errors once, from rank 0, not from every rank */
+    while ((c = getopt(argc, argv, optstring)) != -1) {
+        if (common_option(c, optarg, b, nonblocking) || extra->handle(c, optarg, extra->ctx))
+            continue;
+        if (c == 'h') {
+            usage(nonblocking, extra);
+            MPI_Finalize();
+            exit(EXIT_SUCCESS);
+        }
+        bench_die("invalid option or missing argument (see -h): -",
+                  (char[]){ (char)optopt, '\0' });
+    }
+    if (optind < argc)
+        bench_die("unexpected argument: ", argv[optind]);
+}
+
+/* ---- buffers and validation data ---------------------------------------- */
+
+/*
+ * Validation data: each element is 0 or 1, so a sum over ranks is at most
+ * nprocs and exact in every type (signed char included, up to 127 ranks).
+ * Bit (rank % 32) of a hash of the element index makes the data vary with
+ * both index and rank, so misplaced blocks or dropped ranks show up.
+ */
+static uint32_t index_hash(size_t i)
+{
+    uint32_t x = (uint32_t)i * 2654435761u;
+    x ^= x >> 16;
+    x *= 0x45d9f3bu;
+    return x ^ (x >> 16);
+}
+
+static int contribution(uint32_t hash, int rank)
+{
+    return (hash >> (rank % 32)) & 1;
+}
+
+static void put_elem(enum elem_kind k, void *buf, size_t i, int v)
+{
+    switch (k) {
+    case KIND_CHAR:  ((char *)buf)[i] = (char)v;   break;
+    case KIND_INT:   ((int *)buf)[i] = v;          break;
+    case KIND_FLOAT: ((float *)buf)[i] = (float)v; break;
+    }
+}
+
+static int elem_equals(enum elem_kind k, const void *buf, size_t i, int v)
+{
+    switch (k) {
+    case KIND_CHAR:  return ((const char *)buf)[i] == (char)v;
+    case KIND_INT:   return ((const int *)buf)[i] == v;
+    case KIND_FLOAT: return ((const float *)buf)[i] == (float)v;
+    }
+    return 0;
+}
+
+static void set_type(struct bench *b)
+{
+    switch (b->kind) {
+    case KIND_INT:   b->type = MPI_INT;   b->elem_size = sizeof(int);   break;
+    case KIND_FLOAT: b->type = MPI_FLOAT; b->elem_size = sizeof(float); break;
+    default:         b->type = MPI_CHAR;  b->elem_size = sizeof(char);  break;
+    }
+    /* Counts are ints; the SIZE_MAX bound also keeps size *= 2 from wrapping. */
+    if (b->max_bytes / b->elem_size > INT32_MAX || b->max_bytes > SIZE_MAX / 2)
+        bench_die("-m MAX too large", NULL);
+}
+
+static void alloc_buffers(struct bench *b)
+{
+    long page = sysconf(_SC_PAGESIZE);
+
+    /* Page-aligned buffers, as OSU uses, so alignment doesn't skew results. */
+    if (posix_memalign(&b->sbuf, (size_t)page, b->max_bytes) ||
+        posix_memalign(&b->rbuf, (size_t)page, b->max_bytes)) {
+        /* Other ranks may have succeeded and would wait forever: abort all. */
+        fprintf(stderr, "%s: rank %d: out of memory\n", bench_prog, b->rank);
+        MPI_Abort(MPI_COMM_WORLD, EXIT_FAILURE);
+    }
+    /* Filling both buffers also faults their pages in before timing. */
+    for (size_t i = 0; i < b->max_bytes / b->elem_size; i++)
+        put_elem(b->kind, b->sbuf, i, contribution(index_hash(i), b->rank));
+    memset(b->rbuf, 0, b->max_bytes);
+}
+
+void bench_init(struct bench *b, int *argc, char ***argv, int nonblocking,
+                const struct bench_extra *extra)
+{
+    const char *slash = strrchr((*argv)[0], '/');
+
+    bench_prog = slash ? slash + 1 : (*argv)[0];
+    MPI_Init(argc, argv);
+    *b = (struct bench){ .min_bytes = 1, .max_bytes = 1 << 20, .iters = -1,
+                         .warmup = -1, .kind = KIND_CHAR, .coll = &collectives[0],
+                         .sbuf = NULL, .rbuf = NULL };
+    MPI_Comm_rank(MPI_COMM_WORLD, &b->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &b->nprocs);
+    my_rank = b->rank;
+    my_nprocs = b->nprocs;
+    parse_options(b, *argc, *argv, nonblocking, extra);
+    set_type(b);
+    alloc_buffers(b);
+}
+
+void bench_finalize(struct bench *b)
+{
+    free(b->sbuf);
+    free(b->rbuf);
+    MPI_Finalize();
+}
+
+/* ---- running and reporting ---------------------------------------------- */
+
+void bench_print_preamble(const struct bench *b, const char *title, const char *extra)
+{
+    static const char *const type_names[] = { "MPI_CHAR", "MPI_INT", "MPI_FLOAT" };
+
+    if (b->rank != 0)
+        return;
+    printf("# %s (OSU-compatible output)\n", title);
+    printf("# Datatype: %s, ", type_names[b->kind]);
+    if (b->coll->reduces)
+        printf("op MPI_SUM, ");
+    if (b->coll->result_at != RESULT_ALL)
+        printf("root %d, ", BENCH_ROOT);
+    printf("%d process%s%s\n", b->nprocs, b->nprocs == 1 ? "" : "es", extra ? extra : "");
+}
+
+void bench_for_each_size(struct bench *b, bench_size_fn one, void *ctx)
+{
+    for (size_t size = b->min_bytes; size <= b->max_bytes; size *= 2) {
+        int count = (int)(size / b->elem_size);
+        int large = size > LARGE_MSG_BYTES;
+        long iters = b->iters >= 0 ? b->iters : large ? ITERS_LARGE : ITERS_SMALL;
+        long warmup = b->warmup >= 0 ? b->warmup : large ? WARMUP_LARGE : WARMUP_SMALL;
+
+        if (count == 0)
+            continue; /* smaller than one element */
+        MPI_Barrier(MPI_COMM_WORLD);
+        one(b, size, count, iters, warmup, ctx);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
+void bench_average(const double *local, double *avg, int n)
+{
+    MPI_Allreduce(local, avg, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++)
+        avg[i] /= my_nprocs;
+}
+
+static int holds_result(const struct bench *b)
+{
+    switch (b->coll->result_at) {
+    case RESULT_ROOT:      return b->rank == BENCH_ROOT;
+    case RESULT_NON_ROOTS: return b->rank != BENCH_ROOT;
+    default:               return 1;
+    }
+}
+
+static int expected_value(const struct bench *b, uint32_t hash)
+{
+    int sum = 0;
+
+    if (!b->coll->reduces)
+        return contribution(hash, BENCH_ROOT);
+    for (int r = 0; r < b->nprocs; r++)
+        sum += contribution(hash, r);
+    return sum;
+}
+
+long bench_check(struct bench *b, int count)
+{
+    long errors = 0, total;
+
+    /* 0xff bytes are -1 or NaN, never a valid result, so a no-op is caught. */
+    memset(b->rbuf, 0xff, (size_t)count * b->elem_size);
+    b->coll->blocking(b, count);
+    for (int i = 0; holds_result(b) && i < count; i++)
+        errors += !elem_equals(b->kind, b->rbuf, (size_t)i,
+                               expected_value(b, index_hash((size_t)i)));
+    MPI_Allreduce(&errors, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return total;
+}
