@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pvar_counter.h"
+
 #define THREADS 4
 #define ROUNDS 300
 
@@ -48,26 +50,11 @@ static void *work(void *arg)
     return NULL;
 }
 
-/* A counter handle; reads give the calls since the handle was allocated. */
-static MPI_T_pvar_handle counter(MPI_T_pvar_session session, const char *name)
-{
-    MPI_T_pvar_handle handle;
-    int index, count;
-
-    if (MPI_SUCCESS != MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index) ||
-        MPI_SUCCESS != MPI_T_pvar_handle_alloc(session, index, NULL, &handle, &count)) {
-        fprintf(stderr, "coll_threads: no MPI_T counter %s: is coll/async loaded?\n", name);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    return handle;
-}
-
 static long expect_count(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const char *name,
                          unsigned long long want)
 {
-    unsigned long long got = 0;
+    unsigned long long got = pvar_counter_read(session, handle);
 
-    MPI_T_pvar_read(session, handle, &got);
     if (got == want) {
         return 0;
     }
@@ -82,7 +69,6 @@ int main(int argc, char **argv)
     pthread_t threads[THREADS];
     MPI_T_pvar_session session;
     MPI_T_pvar_handle allreduce, iallreduce, ibarrier;
-    const char *allreduce_name;
     int provided, ignored;
     long failures = 0, total = 0;
 
@@ -102,12 +88,10 @@ int main(int argc, char **argv)
         MPI_Comm_dup(MPI_COMM_SELF, &workers[t].self);
     }
 
-    /* This version runs single-process communicators natively and delegates the rest. */
-    allreduce_name = 1 == world_size ? "coll_async_allreduce_native" : "coll_async_allreduce_delegated";
-    allreduce = counter(session, allreduce_name);
-    iallreduce = counter(session, "coll_async_iallreduce_native");
-    ibarrier = counter(session, 1 == world_size ? "coll_async_ibarrier_native"
-                                                : "coll_async_ibarrier_delegated");
+    /* All on one node: every call here is the component's own. */
+    allreduce = pvar_counter(session, "coll_async_allreduce_native", "coll_threads");
+    iallreduce = pvar_counter(session, "coll_async_iallreduce_native", "coll_threads");
+    ibarrier = pvar_counter(session, "coll_async_ibarrier_native", "coll_threads");
 
     for (int t = 0; t < THREADS; ++t) {
         pthread_create(&threads[t], NULL, work, &workers[t]);
@@ -117,7 +101,7 @@ int main(int argc, char **argv)
         failures += workers[t].failures;
     }
 
-    failures += expect_count(session, allreduce, allreduce_name, THREADS * ROUNDS);
+    failures += expect_count(session, allreduce, "allreduce", THREADS * ROUNDS);
     failures += expect_count(session, iallreduce, "coll_async_iallreduce_native", THREADS * ROUNDS);
     failures += expect_count(session, ibarrier, "ibarrier", THREADS * ROUNDS);
 
