@@ -2,15 +2,22 @@
  * coll/async: the reduction kernels, generated for every (type, op) pair MPI defines
  * on the predefined C types, and the table that finds them.
  *
- * Written as plain loops for the compiler to vectorize: build with -O3 (or -O2
- * -ftree-vectorize -fvect-cost-model=dynamic). At gcc -O2 alone the cheap cost model
- * skips loops that need a runtime alias check, which the three-buffer form does.
+ * Written as plain loops for the compiler to vectorize: build with -ftree-vectorize or -O3.
+ * Plain gcc -O2 uses the very-cheap cost model, which leaves loops of unknown count and
+ * aliasing scalar: 4 times slower for float, 14 times for int8.
  */
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "coll_async_kernels.h"
+
+/* A lock-based fallback would lock within one process only, not across the shared mapping. */
+#if ATOMIC_CHAR_LOCK_FREE != 2 || ATOMIC_SHORT_LOCK_FREE != 2 || \
+    ATOMIC_INT_LOCK_FREE != 2 || ATOMIC_LLONG_LOCK_FREE != 2
+#error "the atomic kernels need lock-free 1, 2, 4 and 8-byte atomics"
+#endif
 
 /*
  * The predefined types: enum name, C type, the type arithmetic is done in, and the
@@ -18,35 +25,35 @@
  * as MPI expects instead of being undefined; it is at least unsigned int so that the
  * promotion of uint16_t to int cannot overflow in a product.
  */
-#define CTYPES(X)                             \
-    X(INT8, int8_t, uint32_t, INT_OPS)        \
-    X(UINT8, uint8_t, uint32_t, INT_OPS)      \
-    X(INT16, int16_t, uint32_t, INT_OPS)      \
-    X(UINT16, uint16_t, uint32_t, INT_OPS)    \
-    X(INT32, int32_t, uint32_t, INT_OPS)      \
-    X(UINT32, uint32_t, uint32_t, INT_OPS)    \
-    X(INT64, int64_t, uint64_t, INT_OPS)      \
-    X(UINT64, uint64_t, uint64_t, INT_OPS)    \
-    X(FLOAT, float, float, FLOAT_OPS)         \
+#define CTYPES(X)                          \
+    X(INT8, int8_t, uint32_t, INT_OPS)     \
+    X(UINT8, uint8_t, uint32_t, INT_OPS)   \
+    X(INT16, int16_t, uint32_t, INT_OPS)   \
+    X(UINT16, uint16_t, uint32_t, INT_OPS) \
+    X(INT32, int32_t, uint32_t, INT_OPS)   \
+    X(UINT32, uint32_t, uint32_t, INT_OPS) \
+    X(INT64, int64_t, uint64_t, INT_OPS)   \
+    X(UINT64, uint64_t, uint64_t, INT_OPS) \
+    X(FLOAT, float, float, FLOAT_OPS)      \
     X(DOUBLE, double, double, FLOAT_OPS)
 
 /* Operations with the atomic instruction that applies them; cas is a compare-and-swap loop. */
-#define FLOAT_OPS(X, ...)                     \
-    X(SUM, cas, __VA_ARGS__)                  \
-    X(PROD, cas, __VA_ARGS__)                 \
-    X(MAX, cas, __VA_ARGS__)                  \
+#define FLOAT_OPS(X, ...)     \
+    X(SUM, cas, __VA_ARGS__)  \
+    X(PROD, cas, __VA_ARGS__) \
+    X(MAX, cas, __VA_ARGS__)  \
     X(MIN, cas, __VA_ARGS__)
 
-#define INT_OPS(X, ...)                       \
-    X(SUM, fetch_add, __VA_ARGS__)            \
-    X(PROD, cas, __VA_ARGS__)                 \
-    X(MAX, cas, __VA_ARGS__)                  \
-    X(MIN, cas, __VA_ARGS__)                  \
-    X(LAND, cas, __VA_ARGS__)                 \
-    X(LOR, cas, __VA_ARGS__)                  \
-    X(LXOR, cas, __VA_ARGS__)                 \
-    X(BAND, fetch_and, __VA_ARGS__)           \
-    X(BOR, fetch_or, __VA_ARGS__)             \
+#define INT_OPS(X, ...)             \
+    X(SUM, fetch_add, __VA_ARGS__)  \
+    X(PROD, cas, __VA_ARGS__)       \
+    X(MAX, cas, __VA_ARGS__)        \
+    X(MIN, cas, __VA_ARGS__)        \
+    X(LAND, cas, __VA_ARGS__)       \
+    X(LOR, cas, __VA_ARGS__)        \
+    X(LXOR, cas, __VA_ARGS__)       \
+    X(BAND, fetch_and, __VA_ARGS__) \
+    X(BOR, fetch_or, __VA_ARGS__)   \
     X(BXOR, fetch_xor, __VA_ARGS__)
 
 /* a op b computed in W. Logical operations avoid && and || so they stay branch-free. */
@@ -71,11 +78,11 @@
 #define ATOMIC_fetch_xor(OP, T, W, p, v) __atomic_fetch_xor(p, v, __ATOMIC_RELAXED)
 #define ATOMIC_cas(OP, T, W, p, v)                                                           \
     do {                                                                                     \
-        T old, new;                                                                          \
+        T old, next;                                                                         \
         __atomic_load(p, &old, __ATOMIC_RELAXED);                                            \
         do {                                                                                 \
-            new = (T) OP_##OP(W, old, v);                                                    \
-        } while (!__atomic_compare_exchange(p, &old, &new, true, __ATOMIC_RELAXED,           \
+            next = (T) OP_##OP(W, old, v);                                                   \
+        } while (!__atomic_compare_exchange(p, &old, &next, true, __ATOMIC_RELAXED,          \
                                             __ATOMIC_RELAXED));                              \
     } while (0)
 
@@ -85,7 +92,7 @@
  * through to the vector loop.
  */
 #define DEFINE_KERNELS(OP, HOW, NAME, T, W)                                                  \
-    static void reduce_##NAME##_##OP(void *inout_, const void *in_, size_t count)                     \
+    static void reduce_##NAME##_##OP(void *inout_, const void *in_, size_t count)            \
     {                                                                                        \
         T *restrict inout = inout_;                                                          \
         const T *restrict in = in_;                                                          \
@@ -93,7 +100,8 @@
             inout[i] = (T) OP_##OP(W, inout[i], in[i]);                                      \
         }                                                                                    \
     }                                                                                        \
-    static void reduce3_##NAME##_##OP(void *out_, const void *a_, const void *b_, size_t count)    \
+    static void reduce3_##NAME##_##OP(void *out_, const void *a_, const void *b_,            \
+                                      size_t count)                                          \
     {                                                                                        \
         T *out = out_;                                                                       \
         const T *a = a_, *b = b_;                                                            \
@@ -110,11 +118,7 @@
         }                                                                                    \
     }
 
-/* A lock-based fallback would lock within one process only, not across the shared mapping. */
-#define DEFINE_TYPE(NAME, T, W, OPS)                                                         \
-    _Static_assert(__extension__ __atomic_always_lock_free(sizeof(T), 0),                    \
-                   #T " atomics must be lock-free to work across processes");                \
-    OPS(DEFINE_KERNELS, NAME, T, W)
+#define DEFINE_TYPE(NAME, T, W, OPS) OPS(DEFINE_KERNELS, NAME, T, W)
 
 CTYPES(DEFINE_TYPE)
 
@@ -125,7 +129,8 @@ struct kernels {
 };
 
 #define TABLE_ENTRY(OP, HOW, NAME, T, W)                                                     \
-    [COLL_ASYNC_##NAME][COLL_ASYNC_##OP] = {reduce_##NAME##_##OP, reduce3_##NAME##_##OP, atomic_##NAME##_##OP},
+    [COLL_ASYNC_##NAME][COLL_ASYNC_##OP] = {reduce_##NAME##_##OP, reduce3_##NAME##_##OP,     \
+                                            atomic_##NAME##_##OP},
 #define TABLE_TYPE(NAME, T, W, OPS) OPS(TABLE_ENTRY, NAME, T, W)
 
 static const struct kernels table[COLL_ASYNC_NUM_CTYPES][COLL_ASYNC_NUM_COPS] = {
