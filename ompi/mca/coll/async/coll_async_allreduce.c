@@ -3,10 +3,11 @@
  * memory.
  *
  * Small vectors: each rank publishes its input in its slot, then one of four
- * modes combines them (coll_async_schedule.h). Larger ones: a reduce-scatter
- * (rank r reduces slice r of every input) followed by a gather of the slices to
- * every rank or to the root; the inputs travel through the slots in slot-sized,
- * double-buffered chunks, or, with CMA, straight from the ranks' own buffers.
+ * modes combines them (coll_async_schedule.h). Larger allreduces: a
+ * reduce-scatter (rank r reduces slice r of every input) followed by an allgather
+ * of the slices; larger reduces: the root reduces what the others hand in. The
+ * inputs travel through the slots in slot-sized, double-buffered chunks, or, with
+ * CMA, straight from the ranks' own buffers (reduce-scatter, then gather).
  *
  * Every element is reduced in one place and in one order, so all ranks get the
  * same bits, run after run, except in the lock and atomic modes, whose order is
@@ -283,6 +284,52 @@ static int staged(struct coll_async_op *op)
 }
 
 /*
+ * A reduce, chunk by chunk through the slots: the other ranks copy their chunk in
+ * and go on to the next (two in flight with the slot parities), the root reduces
+ * its own input and then every slot, in rank order, into its receive buffer.
+ */
+static int rooted_chunks(struct coll_async_op *op)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    size_t per_chunk = shm->slot_size / op->reduction.size;
+
+    for (;;) {
+        size_t chunk = op->count - op->done < per_chunk ? op->count - op->done : per_chunk;
+        size_t offset = element_offset(op, op->done), bytes = element_offset(op, chunk);
+
+        if (shm->rank != op->root) {
+            if (!schedule_may_write(op)) {
+                return COLL_ASYNC_AGAIN;
+            }
+            memcpy(coll_async_shm_slot(shm, shm->rank, op->seq),
+                   (const char *) op->sbuf + offset, bytes);
+        }
+        schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+        if (shm->rank == op->root) {
+            char *out = (char *) op->rbuf + offset;
+
+            if (!schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+                return COLL_ASYNC_AGAIN;
+            }
+            if (op->sbuf != op->rbuf) {
+                memcpy(out, (const char *) op->sbuf + offset, bytes);
+            }
+            for (int rank = 0; rank < shm->nranks; ++rank) {
+                if (rank != op->root) {
+                    coll_async_reduce(&op->reduction, out,
+                                      coll_async_shm_slot(shm, rank, op->seq), chunk);
+                }
+            }
+        }
+        op->done += chunk;
+        if (op->done == op->count) {
+            return OMPI_SUCCESS;
+        }
+        ++op->seq;
+    }
+}
+
+/*
  * Reduces this rank's slice [first, first + share) of all inputs, read from the
  * peers' buffers through the bounce buffer a piece at a time, into out (which
  * already holds this rank's own part of the slice).
@@ -436,7 +483,8 @@ void coll_async_reduction_prepare(struct coll_async_op *op)
         op->step = single_copy;
     } else {
         size_t per_chunk = slot / op->reduction.size;
-        op->step = staged;
+        /* Only the root needs the result: the others hand in their data and go. */
+        op->step = op->root < 0 ? staged : rooted_chunks;
         steps = (op->count + per_chunk - 1) / per_chunk;
     }
     op->seq = coll_async_mapper_sequence(op->channel, steps);
