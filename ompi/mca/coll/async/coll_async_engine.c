@@ -27,6 +27,7 @@ static struct {
     struct coll_async_op *volatile posted; /* LIFO of new ops, any thread pushes */
     volatile int32_t wake;                 /* futex word: bumped on every post */
     volatile int32_t sleeping;
+    volatile int32_t in_flight;            /* posted, not finished */
     volatile bool stop;
     struct coll_async_stream *ready;       /* streams with ops, progress thread only */
     pthread_t thread;
@@ -120,6 +121,7 @@ static bool advance(struct coll_async_stream *stream)
         }
         /* The stream is free for a blocking collective before the request completes. */
         __atomic_sub_fetch(&stream->posted, 1, __ATOMIC_RELEASE);
+        __atomic_sub_fetch(&engine.in_flight, 1, __ATOMIC_RELEASE);
         op->finished(op, rc);
         finished = true;
     }
@@ -233,6 +235,7 @@ int coll_async_engine_post(struct coll_async_op *op)
         return rc;
     }
     __atomic_add_fetch(&op->stream->posted, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&engine.in_flight, 1, __ATOMIC_RELAXED);
     head = __atomic_load_n(&engine.posted, __ATOMIC_RELAXED);
     do {
         op->next = head;
@@ -240,6 +243,11 @@ int coll_async_engine_post(struct coll_async_op *op)
                                           __ATOMIC_RELAXED));
     wake();
     return 0;
+}
+
+int32_t coll_async_engine_in_flight(void)
+{
+    return __atomic_load_n(&engine.in_flight, __ATOMIC_RELAXED);
 }
 
 void coll_async_engine_fini(void)

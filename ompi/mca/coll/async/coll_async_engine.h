@@ -73,6 +73,9 @@ int coll_async_engine_post(struct coll_async_op *op);
  * CPUs); set before the first post. */
 void coll_async_engine_configure(const struct coll_async_cpuset *cpus);
 
+/* Posted ops not yet finished, over all streams. */
+int32_t coll_async_engine_in_flight(void);
+
 /* Stops and joins the progress thread, once every posted op has finished. */
 void coll_async_engine_fini(void);
 

@@ -4,6 +4,8 @@
 
 #include "ompi_config.h"
 
+#include <sched.h>
+
 #include "opal/class/opal_free_list.h"
 #include "opal/runtime/opal_progress.h"
 
@@ -60,6 +62,11 @@ static int complete_finished(void)
     int count = 0;
 
     if (NULL == __atomic_load_n(&finished, __ATOMIC_RELAXED)) {
+        /* A thread spinning in MPI_Wait may hold the core a progress thread (ours,
+         * or a peer's pinned here) needs to finish what it waits for. */
+        if (0 != coll_async_engine_in_flight()) {
+            sched_yield();
+        }
         return 0;
     }
     request = __atomic_exchange_n(&finished, NULL, __ATOMIC_ACQUIRE);
