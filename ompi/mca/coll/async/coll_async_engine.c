@@ -163,19 +163,22 @@ static void sleep_until_posted(void)
 
 static void pin(void)
 {
-    cpu_set_t set;
+    size_t size = CPU_ALLOC_SIZE(COLL_ASYNC_MAX_CPUS);
+    cpu_set_t *set;
 
-    if (COLL_ASYNC_CPUS_LIST != engine.cpus.mode) {
+    if (COLL_ASYNC_CPUS_LIST != engine.cpus.mode
+        || NULL == (set = CPU_ALLOC(COLL_ASYNC_MAX_CPUS))) {
         return;
     }
-    CPU_ZERO(&set);
-    for (int cpu = 0; cpu < COLL_ASYNC_MAX_CPUS && cpu < CPU_SETSIZE; ++cpu) {
+    CPU_ZERO_S(size, set);
+    for (int cpu = 0; cpu < COLL_ASYNC_MAX_CPUS; ++cpu) {
         if (coll_async_cpuset_has(&engine.cpus, cpu)) {
-            CPU_SET(cpu, &set);
+            CPU_SET_S(cpu, size, set);
         }
     }
     /* A CPU outside the job's cgroup is refused; then the thread stays unpinned. */
-    (void) pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    (void) pthread_setaffinity_np(pthread_self(), size, set);
+    CPU_FREE(set);
 }
 
 static void *progress_thread(void *unused)
