@@ -46,6 +46,26 @@ void coll_async_engine_configure(const struct coll_async_cpuset *cpus)
     engine.cpus = *cpus;
 }
 
+/* One round of an application thread's wait for peers or for the progress thread. */
+static void wait_round(struct coll_async_backoff *backoff, unsigned *rounds,
+                       void (*progress)(void))
+{
+    if (0 == ++*rounds % PROGRESS_EVERY && NULL != progress) {
+        progress();
+    }
+    coll_async_backoff_wait(backoff);
+}
+
+void coll_async_stream_drain(struct coll_async_stream *stream, void (*progress)(void))
+{
+    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
+    unsigned rounds = 0;
+
+    while (0 != __atomic_load_n(&stream->posted, __ATOMIC_ACQUIRE)) {
+        wait_round(&backoff, &rounds, progress);
+    }
+}
+
 int coll_async_engine_run(struct coll_async_op *op, void (*progress)(void))
 {
     struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
@@ -53,17 +73,9 @@ int coll_async_engine_run(struct coll_async_op *op, void (*progress)(void))
     int rc;
 
     /* MPI orders the collectives of a communicator: those posted before go first. */
-    while (0 != __atomic_load_n(&op->stream->posted, __ATOMIC_ACQUIRE)) {
-        if (0 == ++rounds % PROGRESS_EVERY && NULL != progress) {
-            progress();
-        }
-        coll_async_backoff_wait(&backoff);
-    }
+    coll_async_stream_drain(op->stream, progress);
     while (COLL_ASYNC_AGAIN == (rc = op->step(op))) {
-        if (0 == ++rounds % PROGRESS_EVERY && NULL != progress) {
-            progress();
-        }
-        coll_async_backoff_wait(&backoff);
+        wait_round(&backoff, &rounds, progress);
     }
     return rc;
 }

@@ -61,6 +61,9 @@ struct coll_async_op {
 
 void coll_async_stream_init(struct coll_async_stream *stream);
 
+/* Waits until the progress thread has finished every op posted on stream. */
+void coll_async_stream_drain(struct coll_async_stream *stream, void (*progress)(void));
+
 /* Runs op in the calling thread after the nonblocking ops posted before it. The
  * wait calls opal_progress now and then: the application thread must keep Open
  * MPI's point-to-point traffic moving while it waits for peers. */

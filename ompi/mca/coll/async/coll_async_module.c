@@ -16,7 +16,6 @@
 #include "opal/util/output.h"
 
 #include "coll_async.h"
-#include "coll_async_backoff.h"
 
 static void module_construct(mca_coll_async_module_t *module)
 {
@@ -30,14 +29,10 @@ static void module_construct(mca_coll_async_module_t *module)
  * they complete normally, so the channel stays until the engine is done with it. */
 static void module_destruct(mca_coll_async_module_t *module)
 {
-    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
-
     if (!module->has_channel) {
         return;
     }
-    while (0 != __atomic_load_n(&module->stream.posted, __ATOMIC_ACQUIRE)) {
-        coll_async_backoff_wait(&backoff);
-    }
+    coll_async_stream_drain(&module->stream, NULL);
     coll_async_mapper_close(&module->channel);
 }
 
