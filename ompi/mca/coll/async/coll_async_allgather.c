@@ -86,16 +86,5 @@ static int single_copy(struct coll_async_op *op)
 
 void coll_async_allgather_prepare(struct coll_async_op *op)
 {
-    size_t slot = schedule_shm(op)->slot_size;
-    uint64_t steps = 1;
-
-    op->phase = 0;
-    op->done = 0;
-    if (op->bytes > slot && coll_async_mapper_single_copy(op->channel)) {
-        op->step = single_copy;
-    } else {
-        op->step = staged;
-        steps = (op->bytes + slot - 1) / slot;
-    }
-    op->seq = coll_async_mapper_sequence(op->channel, steps);
+    schedule_by_size(op, single_copy, staged);
 }

@@ -40,9 +40,7 @@ static size_t bytes_of(struct ompi_datatype_t *dtype, size_t count)
 bool coll_async_native_reduction_eligible(mca_coll_async_module_t *module,
                                           struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
-    struct coll_async_reduction unused;
-
-    return !module->has_channel || coll_async_reduction_resolve(&unused, dtype, op);
+    return !module->has_channel || coll_async_reduction_supported(dtype, op);
 }
 
 bool coll_async_native_bytes_eligible(mca_coll_async_module_t *module,
@@ -64,6 +62,18 @@ static int execute(mca_coll_async_module_t *module, struct coll_async_op *op,
     }
     prepare(op);
     return coll_async_engine_run(op, progress);
+}
+
+/* The arguments every reduction schedule takes (MPI_IN_PLACE: the receive buffer
+ * holds the input). */
+static void set_reduction(struct coll_async_op *work, const void *sbuf, void *rbuf,
+                          int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    coll_async_reduction_resolve(&work->reduction, dtype, op);
+    work->sbuf = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
+    work->rbuf = rbuf;
+    work->count = (size_t) count;
+    work->bytes = work->count * work->reduction.size;
 }
 
 /* A collective with nothing to do, or done already, in the caller's form. */
@@ -88,11 +98,7 @@ int coll_async_native_reduce(mca_coll_async_module_t *module, const void *sbuf, 
                           : OMPI_SUCCESS;
         return finished(rc, comm, request);
     }
-    coll_async_reduction_resolve(&work.reduction, dtype, op);
-    work.sbuf = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
-    work.rbuf = rbuf;
-    work.count = (size_t) count;
-    work.bytes = work.count * work.reduction.size;
+    set_reduction(&work, sbuf, rbuf, count, dtype, op);
     return execute(module, &work, coll_async_reduction_prepare, comm, request);
 }
 
@@ -155,10 +161,6 @@ int coll_async_native_reduce_scatter_block(mca_coll_async_module_t *module, cons
         return finished(coll_async_single_copy(sbuf, rcount, dtype, rbuf, rcount, dtype), comm,
                         request);
     }
-    coll_async_reduction_resolve(&work.reduction, dtype, op);
-    work.sbuf = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
-    work.rbuf = rbuf;
-    work.count = (size_t) rcount;
-    work.bytes = work.count * work.reduction.size;
+    set_reduction(&work, sbuf, rbuf, rcount, dtype, op);
     return execute(module, &work, coll_async_reduce_scatter_block_prepare, comm, request);
 }

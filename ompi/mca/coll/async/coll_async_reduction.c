@@ -58,17 +58,19 @@ static int cop_of(const struct ompi_op_t *op)
     }
 }
 
-bool coll_async_reduction_resolve(struct coll_async_reduction *reduction,
+bool coll_async_reduction_supported(struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    /* The MPI layer has checked that op is defined on dtype. Pairs with padding
+     * (MPI_DOUBLE_INT, ...) are not plain arrays of their size: handed on. */
+    return ompi_op_is_intrinsic(op) && ompi_datatype_is_predefined(dtype)
+           && (ptrdiff_t) dtype->super.size == dtype->super.ub - dtype->super.lb;
+}
+
+void coll_async_reduction_resolve(struct coll_async_reduction *reduction,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
     int ctype, cop;
 
-    /* The MPI layer has checked that op is defined on dtype. Pairs with padding
-     * (MPI_DOUBLE_INT, ...) are not plain arrays of their size: handed on. */
-    if (!ompi_op_is_intrinsic(op) || !ompi_datatype_is_predefined(dtype)
-        || (ptrdiff_t) dtype->super.size != dtype->super.ub - dtype->super.lb) {
-        return false;
-    }
     memset(reduction, 0, sizeof(*reduction));
     reduction->op = op;
     reduction->dtype = dtype;
@@ -80,7 +82,6 @@ bool coll_async_reduction_resolve(struct coll_async_reduction *reduction,
         reduction->kernel3 = coll_async_kernel3(ctype, cop);
         reduction->kernel_atomic = coll_async_kernel_atomic(ctype, cop);
     }
-    return true;
 }
 
 void coll_async_reduce(const struct coll_async_reduction *reduction, void *inout,

@@ -25,9 +25,12 @@ struct coll_async_reduction {
     struct ompi_datatype_t *dtype;
 };
 
-/* Fills *reduction; false when the component does not reduce this pair natively
- * (user-defined operations, derived datatypes). */
-bool coll_async_reduction_resolve(struct coll_async_reduction *reduction,
+/* Whether the component reduces this pair natively: not for user-defined
+ * operations, derived datatypes or padded pairs. */
+bool coll_async_reduction_supported(struct ompi_datatype_t *dtype, struct ompi_op_t *op);
+
+/* Fills *reduction for a supported pair. */
+void coll_async_reduction_resolve(struct coll_async_reduction *reduction,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op);
 
 /* inout[i] = inout[i] op in[i]. */

@@ -47,6 +47,25 @@ void coll_async_reduce_scatter_block_prepare(struct coll_async_op *op);
 
 /* Shared by the schedules */
 
+/* For schedules that move op->bytes: one copy (single_copy) above a slot where the
+ * channel allows it, else slot-sized chunks (staged), one sequence number each. */
+static inline void schedule_by_size(struct coll_async_op *op, coll_async_step_fn single_copy,
+                                    coll_async_step_fn staged)
+{
+    size_t slot = op->channel->shm.slot_size;
+    uint64_t steps = 1;
+
+    op->phase = 0;
+    op->done = 0;
+    if (op->bytes > slot && coll_async_mapper_single_copy(op->channel)) {
+        op->step = single_copy;
+    } else {
+        op->step = staged;
+        steps = (op->bytes + slot - 1) / slot;
+    }
+    op->seq = coll_async_mapper_sequence(op->channel, steps);
+}
+
 static inline struct coll_async_shm_segment *schedule_shm(const struct coll_async_op *op)
 {
     return &op->channel->shm;
