@@ -3,8 +3,8 @@
  *
  *   mpirun -np N [--oversubscribe] coll_suite [options]
  *
- * Runs every one of the 34 collectives coll/async intercepts on four
- * communicators (MPI_COMM_WORLD, a dup of it, an odd/even split, a rank-reversed
+ * Runs every one of the 51 collectives coll/async intercepts (17 families, each
+ * blocking, nonblocking and persistent) on four communicators (MPI_COMM_WORLD, a dup of it, an odd/even split, a rank-reversed
  * one), checks every result against a reference each rank computes itself, and
  * checks around every call that the component's MPI_T counters moved on the
  * expected path. Rank 0 ends with "coll_suite: N checks, M failures"; the exit
@@ -33,7 +33,7 @@
 #include "coll_suite.h"
 
 const char *const coll_names[NUM_COLLS] = {
-#define SUITE_COLL_NAME(l) [COLL_##l] = #l, [COLL_i##l] = "i" #l,
+#define SUITE_COLL_NAME(l) [COLL_##l] = #l, [COLL_i##l] = "i" #l, [COLL_##l##_init] = #l "_init",
     SUITE_FAMILIES(SUITE_COLL_NAME)
 #undef SUITE_COLL_NAME
 };
@@ -84,10 +84,12 @@ static void usage(FILE *out)
             "                             are absent, or never move)\n"
             "  --quick                    small counts only (up to %d)\n"
             "  --max-count N              counts up to N only (counts: 0 1 7 4099 65536 %zu)\n"
-            "  --only NAME[,NAME]         these collectives only (allreduce, iallreduce, ...)\n"
+            "  --only NAME[,NAME]         these collectives only (allreduce, iallreduce,\n"
+            "                             allreduce_init, ...)\n"
             "  --delegate NAME[,NAME]     expect the delegated path for these collectives;\n"
-            "                             a blocking name also covers its nonblocking form\n"
-            "                             (for runs with coll_async_<name>_algorithm=delegate)\n"
+            "                             a blocking name also covers its nonblocking and\n"
+            "                             persistent forms (for runs with\n"
+            "                             coll_async_<name>_algorithm=delegate)\n"
             "  --comm-world-only          MPI_COMM_WORLD only\n"
             "  --thread-multiple          initialize with MPI_THREAD_MULTIPLE\n"
             "  --verbose                  print every check before it runs\n"
@@ -108,7 +110,8 @@ static int coll_by_name(const char *name)
 }
 
 /* Marks the collectives of a comma-separated list; returns 0, or -1 on an unknown
- * name. With `family`, a blocking name marks its nonblocking form too. */
+ * name. With `family`, a blocking name marks its nonblocking and persistent forms
+ * too. */
 static int parse_names(const char *list, int marks[NUM_COLLS], int family)
 {
     char *copy = strdup(list), *save = NULL;
@@ -122,8 +125,9 @@ static int parse_names(const char *list, int marks[NUM_COLLS], int family)
             continue;
         }
         marks[c] = 1;
-        if (family && !coll_is_nonblocking((enum coll_id) c)) {
-            marks[c + 1] = 1;
+        for (int f = 1; family && FORM_BLOCKING == coll_form((enum coll_id) c) && f < NUM_FORMS;
+             ++f) {
+            marks[c + f] = 1;
         }
     }
     free(copy);
@@ -209,8 +213,17 @@ static int make_comms(comm_ctx comms[MAX_COMMS])
         snprintf(comms[n++].name, sizeof(comms[0].name), "reversed");
     }
     for (int i = 0; i < n; ++i) {
+        MPI_Comm node;
+        int node_size;
+
         MPI_Comm_rank(comms[i].comm, &comms[i].rank);
         MPI_Comm_size(comms[i].comm, &comms[i].size);
+        MPI_Comm_split_type(comms[i].comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &node_size);
+        MPI_Comm_free(&node);
+        /* The same on every rank: the sizes of all nodes' parts must be whole. */
+        MPI_Allreduce(MPI_IN_PLACE, &node_size, 1, MPI_INT, MPI_MIN, comms[i].comm);
+        comms[i].one_node = node_size == comms[i].size;
     }
     if (!opt.comm_world_only) {
         int ok = comms[3].rank == wsize - 1 - wrank && comms[3].size == wsize &&

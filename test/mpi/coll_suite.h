@@ -24,19 +24,23 @@
 #include <stdint.h>
 
 #include <mpi.h>
+#include <mpi-ext.h> /* MPIX_<Name>_init: Open MPI 4.1's persistent collectives */
 
-/* ---- collectives: the 34 the component intercepts ------------------------- */
+/* ---- collectives: the 51 the component intercepts ------------------------- */
 
 /* X(name): one entry per family in the coll framework's order; each family has a
- * blocking form and a nonblocking one ("i" name). */
+ * blocking form, a nonblocking one ("i" name) and a persistent one ("_init" name:
+ * MPIX_<Name>_init from <mpi-ext.h>, then MPI_Start or MPI_Startall). */
 #define SUITE_FAMILIES(X)                                                       \
     X(allgather) X(allgatherv) X(allreduce) X(alltoall) X(alltoallv)            \
     X(alltoallw) X(barrier) X(bcast) X(exscan) X(gather) X(gatherv) X(reduce)   \
     X(reduce_scatter_block) X(reduce_scatter) X(scan) X(scatter) X(scatterv)
 
-/* Collective id = 2 * family + (1 for the nonblocking form). */
+enum form { FORM_BLOCKING, FORM_NONBLOCKING, FORM_PERSISTENT, NUM_FORMS };
+
+/* Collective id = NUM_FORMS * family + form. */
 enum coll_id {
-#define SUITE_COLL_ENUM(l) COLL_##l, COLL_i##l,
+#define SUITE_COLL_ENUM(l) COLL_##l, COLL_i##l, COLL_##l##_init,
     SUITE_FAMILIES(SUITE_COLL_ENUM)
 #undef SUITE_COLL_ENUM
     NUM_COLLS
@@ -44,24 +48,39 @@ enum coll_id {
 
 enum path { PATH_NATIVE, PATH_DELEGATED, NUM_PATHS };
 
-extern const char *const coll_names[NUM_COLLS]; /* "allreduce", "iallreduce", ... */
+extern const char *const coll_names[NUM_COLLS]; /* "allreduce", "iallreduce", "allreduce_init" */
 extern const char *const path_names[NUM_PATHS]; /* "native", "delegated" */
 
-static inline int coll_is_nonblocking(enum coll_id c) { return (int) c % 2; }
-static inline enum coll_id coll_blocking_form(enum coll_id c) { return (enum coll_id) (c & ~1); }
+static inline enum form coll_form(enum coll_id c) { return (enum form) ((int) c % NUM_FORMS); }
+static inline enum coll_id coll_blocking_form(enum coll_id c)
+{
+    return (enum coll_id) ((int) c - (int) c % NUM_FORMS);
+}
+/* Whether the call hands back a request (nonblocking and persistent forms). */
+static inline int coll_has_request(enum coll_id c) { return FORM_BLOCKING != coll_form(c); }
+
+/*
+ * FORMS(c, Name, name, args...): the call of check c's form with these arguments:
+ * MPI_<Name>(args), MPI_I<name>(args, &c->req) or MPIX_<Name>_init(args,
+ * MPI_INFO_NULL, &c->req). The persistent form only creates the request; the
+ * runner starts it.
+ */
+#define FORMS(c, Name, name, ...)                                                       \
+    (FORM_NONBLOCKING == coll_form((c)->coll)  ? MPI_I##name(__VA_ARGS__, &(c)->req)    \
+     : FORM_PERSISTENT == coll_form((c)->coll) ? MPIX_##Name##_init(__VA_ARGS__,        \
+                                                                    MPI_INFO_NULL,      \
+                                                                    &(c)->req)          \
+                                               : MPI_##Name(__VA_ARGS__))
 
 /* coll_suite_expected.c */
-struct type_info;
-/* type: the call's datatype, NULL for barrier. */
-enum path expected_path(enum coll_id collective, int comm_size, const struct type_info *type,
-                        size_t count);
+struct comm_ctx;
+enum path expected_path(const struct comm_ctx *cx);
 /* Whether Open MPI hands this call to coll at all (it skips some zero counts and
  * single-process barriers and broadcasts). */
 struct check;
 int ompi_calls_coll(const struct check *c);
 /* expected_path() unless --delegate forced this collective's family to delegate. */
-enum path path_for(enum coll_id collective, int comm_size, const struct type_info *type,
-                   size_t count);
+enum path path_for(enum coll_id collective, const struct comm_ctx *cx);
 
 /* ---- operations and datatypes --------------------------------------------- */
 
@@ -104,6 +123,10 @@ void probe_op_bugs(int print);
 MPI_Op op_handle(int op);
 const char *op_name(int op); /* "MPI_SUM"; "-" for OP_NONE */
 
+/* From now on, inputs, references and sentinels are those of this round (0 until
+ * called): the same positions get other values. */
+void set_input_round(unsigned round);
+
 /* Fills buf with values that no collective writes, to see untouched areas. */
 void fill_sentinel(const type_info *t, void *buf, size_t n, uint64_t salt);
 /* The reduction of the inputs of ranks lo..hi (inclusive) at elements first..first+n-1. */
@@ -116,6 +139,7 @@ typedef struct comm_ctx {
     MPI_Comm comm;
     char name[32]; /* "world", "dup", "split-even", "split-odd", "reversed" */
     int rank, size;
+    int one_node; /* all its ranks share a node */
 } comm_ctx;
 
 /* ---- one collective call and what it must produce --------------------------- */
@@ -140,11 +164,17 @@ struct check {
     int root;              /* -1 when the collective has no root */
     int in_place;
     const char *variant;   /* extra words for the failure line, or NULL */
+    int shift;             /* alltoallw: which datatypes the peers use */
 
-    /* The call itself: issues the blocking call, or starts the nonblocking one
-     * into req. Returns an MPI error code. */
+    /* The call itself: issues the blocking call, starts the nonblocking one into
+     * req, or creates the persistent request in req (which the runner starts).
+     * Returns an MPI error code. */
     int (*call)(check *c);
     MPI_Request req;
+    /* The same check built anew (with the current input round); the persistent
+     * runner uses it for the inputs and references of each later start. */
+    check *(*rebuild)(const check *c);
+    int start; /* persistent: which start of the request (1, 2, ...) is checked */
 
     void *sbuf, *rbuf; /* MPI_IN_PLACE is passed by call(), these stay real buffers */
     void *want_s, *want_r;
@@ -155,6 +185,7 @@ struct check {
     region *regions;
     int nregions, cap_regions;
     void **allocs; /* check_alloc()'s memory */
+    size_t *alloc_sizes;
     int nallocs, cap_allocs;
 };
 
@@ -166,10 +197,19 @@ void check_region(check *c, const char *what, const void *got, void *want, size_
                   const type_info *type, size_t elem_base);
 void check_free(check *c);
 /* Runs one check: counters before, the call (and its completion), counters after,
- * then compares. */
+ * then compares. A persistent check creates its request (no counter may move),
+ * starts it PERSISTENT_STARTS times, each time on new inputs, checking counters
+ * and results after each, then frees it. */
 void run_check(check *c);
-/* Runs several nonblocking checks at once: all started, one MPI_Waitall. */
+/* Runs several nonblocking checks at once: all started, one MPI_Waitall; or
+ * several persistent ones: all created, then PERSISTENT_STARTS times MPI_Startall
+ * and one MPI_Waitall, then freed; then the first one's request is created again
+ * and freed without a start (no counter may move). */
 void run_batch(check **cs, int n);
+#define PERSISTENT_STARTS 2
+/* The variant words of a batch's checks. */
+#define BATCH_VARIANT(coll)                                                            \
+    (FORM_PERSISTENT == coll_form(coll) ? "in a Startall batch of 3" : "in a Waitall batch of 3")
 
 /* Failure reporting and tallies: record_check() counts a check (and a failure when
  * !ok); the report functions only print the line that says why. */

@@ -1,7 +1,7 @@
 /*
  * coll_suite: the data-movement collectives (allgather, allgatherv, alltoall,
  * alltoallv, alltoallw, bcast, gather, gatherv, scatter, scatterv), their
- * nonblocking forms, and barrier.
+ * nonblocking and persistent forms, and barrier.
  *
  * Values: what rank s sends to rank d is s's data-movement input at the indices
  * of d's block, BLOCK(d) + k (for bcast, allgather and gather, which send the same
@@ -56,8 +56,8 @@ static int v_count(size_t c, int r, int size)
  * (a2av_sched_inplace / a2aw_sched_inplace in ompi/mca/coll/libnbc) put a send of
  * the block for rank+i and the receive into that same block in one round when the
  * block of rank-i is empty, so with a large (rendezvous) block the peer receives
- * data already overwritten. The nonblocking in-place forms therefore get no empty
- * blocks (`no_zero`); the blocking ones and the others keep them.
+ * data already overwritten. The nonblocking and persistent in-place forms therefore
+ * get no empty blocks (`no_zero`); the blocking ones and the others keep them.
  */
 static int pair_count(size_t c, int s, int d, int symmetric, int no_zero)
 {
@@ -72,10 +72,10 @@ static int pair_count(size_t c, int s, int d, int symmetric, int no_zero)
     return (int) (c + (size_t) ((s * 3 + d) % 3));
 }
 
-/* See pair_count(). */
+/* See pair_count(); libnbc's persistent forms run the same schedules. */
 static int libnbc_in_place_bug(const check *c)
 {
-    return c->in_place && coll_is_nonblocking(c->coll);
+    return c->in_place && coll_has_request(c->coll);
 }
 
 /* Places `size` blocks in one buffer, in rank order or reversed, each after a gap
@@ -157,28 +157,23 @@ static void blocks_regions(check *c, const char *what, const void *got, void *wa
 
 #define IN(c) (here_in_place(c) ? MPI_IN_PLACE : (c)->sbuf)
 #define DT(c) ((c)->type->dt)
-#define NB(c) coll_is_nonblocking((c)->coll)
 
 static int call_allgather(check *c)
 {
     int n = (int) c->count;
-    return NB(c) ? MPI_Iallgather(IN(c), n, DT(c), c->rbuf, n, DT(c), c->cx->comm, &c->req)
-                 : MPI_Allgather(IN(c), n, DT(c), c->rbuf, n, DT(c), c->cx->comm);
+    return FORMS(c, Allgather, allgather, IN(c), n, DT(c), c->rbuf, n, DT(c), c->cx->comm);
 }
 
 static int call_allgatherv(check *c)
 {
-    return NB(c) ? MPI_Iallgatherv(IN(c), c->scount, DT(c), c->rbuf, c->rcounts, c->rdispls,
-                                   DT(c), c->cx->comm, &c->req)
-                 : MPI_Allgatherv(IN(c), c->scount, DT(c), c->rbuf, c->rcounts, c->rdispls,
-                                  DT(c), c->cx->comm);
+    return FORMS(c, Allgatherv, allgatherv, IN(c), c->scount, DT(c), c->rbuf, c->rcounts,
+                 c->rdispls, DT(c), c->cx->comm);
 }
 
 static int call_alltoall(check *c)
 {
     int n = (int) c->count;
-    return NB(c) ? MPI_Ialltoall(IN(c), n, DT(c), c->rbuf, n, DT(c), c->cx->comm, &c->req)
-                 : MPI_Alltoall(IN(c), n, DT(c), c->rbuf, n, DT(c), c->cx->comm);
+    return FORMS(c, Alltoall, alltoall, IN(c), n, DT(c), c->rbuf, n, DT(c), c->cx->comm);
 }
 
 /* In place, the send counts, displacements and type are ignored: NULL is passed. */
@@ -188,10 +183,8 @@ static int call_alltoallv(check *c)
     const int *sc = ip ? NULL : c->scounts, *sd = ip ? NULL : c->sdispls;
     MPI_Datatype st = ip ? MPI_DATATYPE_NULL : DT(c);
 
-    return NB(c) ? MPI_Ialltoallv(IN(c), sc, sd, st, c->rbuf, c->rcounts, c->rdispls, DT(c),
-                                  c->cx->comm, &c->req)
-                 : MPI_Alltoallv(IN(c), sc, sd, st, c->rbuf, c->rcounts, c->rdispls, DT(c),
-                                 c->cx->comm);
+    return FORMS(c, Alltoallv, alltoallv, IN(c), sc, sd, st, c->rbuf, c->rcounts, c->rdispls,
+                 DT(c), c->cx->comm);
 }
 
 static int call_alltoallw(check *c)
@@ -200,32 +193,25 @@ static int call_alltoallw(check *c)
     const int *sc = ip ? NULL : c->scounts, *sd = ip ? NULL : c->sdispls;
     const MPI_Datatype *st = ip ? NULL : c->stypes;
 
-    return NB(c) ? MPI_Ialltoallw(IN(c), sc, sd, st, c->rbuf, c->rcounts, c->rdispls, c->rtypes,
-                                  c->cx->comm, &c->req)
-                 : MPI_Alltoallw(IN(c), sc, sd, st, c->rbuf, c->rcounts, c->rdispls, c->rtypes,
-                                 c->cx->comm);
+    return FORMS(c, Alltoallw, alltoallw, IN(c), sc, sd, st, c->rbuf, c->rcounts, c->rdispls,
+                 c->rtypes, c->cx->comm);
 }
 
 static int call_bcast(check *c)
 {
-    int n = (int) c->count;
-    return NB(c) ? MPI_Ibcast(c->rbuf, n, DT(c), c->root, c->cx->comm, &c->req)
-                 : MPI_Bcast(c->rbuf, n, DT(c), c->root, c->cx->comm);
+    return FORMS(c, Bcast, bcast, c->rbuf, (int) c->count, DT(c), c->root, c->cx->comm);
 }
 
 static int call_gather(check *c)
 {
     int n = (int) c->count;
-    return NB(c) ? MPI_Igather(IN(c), n, DT(c), c->rbuf, n, DT(c), c->root, c->cx->comm, &c->req)
-                 : MPI_Gather(IN(c), n, DT(c), c->rbuf, n, DT(c), c->root, c->cx->comm);
+    return FORMS(c, Gather, gather, IN(c), n, DT(c), c->rbuf, n, DT(c), c->root, c->cx->comm);
 }
 
 static int call_gatherv(check *c)
 {
-    return NB(c) ? MPI_Igatherv(IN(c), c->scount, DT(c), c->rbuf, c->rcounts, c->rdispls, DT(c),
-                                c->root, c->cx->comm, &c->req)
-                 : MPI_Gatherv(IN(c), c->scount, DT(c), c->rbuf, c->rcounts, c->rdispls, DT(c),
-                               c->root, c->cx->comm);
+    return FORMS(c, Gatherv, gatherv, IN(c), c->scount, DT(c), c->rbuf, c->rcounts,
+                 c->rdispls, DT(c), c->root, c->cx->comm);
 }
 
 /* scatter(v) in place: the root passes MPI_IN_PLACE as its receive buffer. */
@@ -233,22 +219,19 @@ static int call_scatter(check *c)
 {
     int n = (int) c->count;
     void *r = here_in_place(c) ? MPI_IN_PLACE : c->rbuf;
-    return NB(c) ? MPI_Iscatter(c->sbuf, n, DT(c), r, n, DT(c), c->root, c->cx->comm, &c->req)
-                 : MPI_Scatter(c->sbuf, n, DT(c), r, n, DT(c), c->root, c->cx->comm);
+    return FORMS(c, Scatter, scatter, c->sbuf, n, DT(c), r, n, DT(c), c->root, c->cx->comm);
 }
 
 static int call_scatterv(check *c)
 {
     void *r = here_in_place(c) ? MPI_IN_PLACE : c->rbuf;
-    return NB(c) ? MPI_Iscatterv(c->sbuf, c->scounts, c->sdispls, DT(c), r, c->rcount, DT(c),
-                                 c->root, c->cx->comm, &c->req)
-                 : MPI_Scatterv(c->sbuf, c->scounts, c->sdispls, DT(c), r, c->rcount, DT(c),
-                                c->root, c->cx->comm);
+    return FORMS(c, Scatterv, scatterv, c->sbuf, c->scounts, c->sdispls, DT(c), r, c->rcount,
+                 DT(c), c->root, c->cx->comm);
 }
 
 static int call_barrier(check *c)
 {
-    return NB(c) ? MPI_Ibarrier(c->cx->comm, &c->req) : MPI_Barrier(c->cx->comm);
+    return FORMS(c, Barrier, barrier, c->cx->comm);
 }
 
 /* ---- building a check ------------------------------------------------------------ */
@@ -354,6 +337,8 @@ static void build_alltoallw(check *c, int shift)
     c->call = call_alltoallw;
 }
 
+static check *rebuild_movement(const check *c);
+
 static check *build_movement(enum coll_id coll, const comm_ctx *cx, const type_info *t,
                              size_t count, int root, int in_place, int shift)
 {
@@ -362,6 +347,9 @@ static check *build_movement(enum coll_id coll, const comm_ctx *cx, const type_i
     check *c = check_new(coll, cx, t, OP_NONE, count, root, in_place);
     const int ip = here_in_place(c), at_root = rank == root;
     const size_t n = count;
+
+    c->rebuild = rebuild_movement;
+    c->shift = shift;
 
     switch (base) {
     case COLL_allgather:
@@ -528,6 +516,13 @@ static check *build_movement(enum coll_id coll, const comm_ctx *cx, const type_i
     return c;
 }
 
+/* alltoallw's c->type is NULL (the types come from the peers): MPI_BYTE rebuilds it. */
+static check *rebuild_movement(const check *c)
+{
+    const type_info *t = c->type ? c->type : type_by_name("MPI_BYTE");
+    return build_movement(c->coll, c->cx, t, c->count, c->root, c->in_place, c->shift);
+}
+
 /* ---- the plan ------------------------------------------------------------------ */
 
 static const char *const small_types[] = {
@@ -610,14 +605,15 @@ void plan_movement(enum coll_id coll, const comm_ctx *cx)
         }
     }
 
-    /* Several outstanding nonblocking calls, one MPI_Waitall. */
-    if (coll_is_nonblocking(coll) && opt.max_count >= 7) {
+    /* Several outstanding nonblocking calls, one MPI_Waitall; or several persistent
+     * requests, MPI_Startall and MPI_Waitall. */
+    if (coll_has_request(coll) && opt.max_count >= 7) {
         static const char *const batch[] = {"MPI_INT", "MPI_DOUBLE", "MPI_DOUBLE_INT"};
         check *cs[NELEMS(batch)];
         for (int i = 0; i < NELEMS(batch); ++i) {
             cs[i] = build_movement(coll, cx, type_by_name(batch[i]), 7,
                                    rooted ? roots[i % nroots] : -1, ip_max && 1 == i, i);
-            cs[i]->variant = "in a Waitall batch of 3";
+            cs[i]->variant = BATCH_VARIANT(coll);
         }
         run_batch(cs, NELEMS(batch));
         for (int i = 0; i < NELEMS(batch); ++i) {
@@ -626,20 +622,33 @@ void plan_movement(enum coll_id coll, const comm_ctx *cx)
     }
 }
 
+static check *rebuild_barrier(const check *c);
+
+static check *build_barrier(enum coll_id coll, const comm_ctx *cx)
+{
+    check *c = check_new(coll, cx, NULL, OP_NONE, 0, -1, 0);
+    c->call = call_barrier;
+    c->rebuild = rebuild_barrier;
+    return c;
+}
+
+static check *rebuild_barrier(const check *c)
+{
+    return build_barrier(c->coll, c->cx);
+}
+
 void plan_barrier(enum coll_id coll, const comm_ctx *cx)
 {
     for (int i = 0; i < 3; ++i) {
-        check *c = check_new(coll, cx, NULL, OP_NONE, 0, -1, 0);
-        c->call = call_barrier;
+        check *c = build_barrier(coll, cx);
         run_check(c);
         check_free(c);
     }
-    if (coll_is_nonblocking(coll)) {
+    if (coll_has_request(coll)) {
         check *cs[3];
         for (int i = 0; i < 3; ++i) {
-            cs[i] = check_new(coll, cx, NULL, OP_NONE, 0, -1, 0);
-            cs[i]->call = call_barrier;
-            cs[i]->variant = "in a Waitall batch of 3";
+            cs[i] = build_barrier(coll, cx);
+            cs[i]->variant = BATCH_VARIANT(coll);
         }
         run_batch(cs, 3);
         for (int i = 0; i < 3; ++i) {

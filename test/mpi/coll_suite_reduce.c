@@ -1,6 +1,6 @@
 /*
  * coll_suite: the reductions: allreduce, reduce, reduce_scatter_block,
- * reduce_scatter, scan, exscan and their nonblocking forms.
+ * reduce_scatter, scan, exscan and their nonblocking and persistent forms.
  *
  * Coverage per collective and communicator:
  *   counts 1 and 7     every (type, op) pair MPI-3.1 allows (plus MPI_CHAR), with
@@ -9,7 +9,8 @@
  *   count 4099         every type once, its ops rotating;
  *   counts >= 65536    a representative subset (see large_cases, huge_cases).
  * The nonblocking forms also run a batch of three outstanding calls completed by
- * one MPI_Waitall. Every check also verifies that the send buffer did not change.
+ * one MPI_Waitall, the persistent forms a batch of three requests started by
+ * MPI_Startall. Every check also verifies that the send buffer did not change.
  *
  * For reduce_scatter_block and reduce_scatter the count is the per-rank receive
  * count; from 65536 on it is count / size (per_rank_count) so the whole vector
@@ -29,64 +30,42 @@ static const void *send_arg(const check *c)
     return c->in_place && at_root ? MPI_IN_PLACE : c->sbuf;
 }
 
+#define OP(c) op_handle((c)->op)
+
 static int call_allreduce(check *c)
 {
-    if (coll_is_nonblocking(c->coll)) {
-        return MPI_Iallreduce(send_arg(c), c->rbuf, (int) c->count, c->type->dt,
-                              op_handle(c->op), c->cx->comm, &c->req);
-    }
-    return MPI_Allreduce(send_arg(c), c->rbuf, (int) c->count, c->type->dt, op_handle(c->op),
-                         c->cx->comm);
+    return FORMS(c, Allreduce, allreduce, send_arg(c), c->rbuf, (int) c->count, c->type->dt,
+                 OP(c), c->cx->comm);
 }
 
 static int call_reduce(check *c)
 {
-    if (coll_is_nonblocking(c->coll)) {
-        return MPI_Ireduce(send_arg(c), c->rbuf, (int) c->count, c->type->dt, op_handle(c->op),
-                           c->root, c->cx->comm, &c->req);
-    }
-    return MPI_Reduce(send_arg(c), c->rbuf, (int) c->count, c->type->dt, op_handle(c->op),
-                      c->root, c->cx->comm);
+    return FORMS(c, Reduce, reduce, send_arg(c), c->rbuf, (int) c->count, c->type->dt, OP(c),
+                 c->root, c->cx->comm);
 }
 
 static int call_reduce_scatter_block(check *c)
 {
-    if (coll_is_nonblocking(c->coll)) {
-        return MPI_Ireduce_scatter_block(send_arg(c), c->rbuf, (int) c->count, c->type->dt,
-                                         op_handle(c->op), c->cx->comm, &c->req);
-    }
-    return MPI_Reduce_scatter_block(send_arg(c), c->rbuf, (int) c->count, c->type->dt,
-                                    op_handle(c->op), c->cx->comm);
+    return FORMS(c, Reduce_scatter_block, reduce_scatter_block, send_arg(c), c->rbuf,
+                 (int) c->count, c->type->dt, OP(c), c->cx->comm);
 }
 
 static int call_reduce_scatter(check *c)
 {
-    if (coll_is_nonblocking(c->coll)) {
-        return MPI_Ireduce_scatter(send_arg(c), c->rbuf, c->rcounts, c->type->dt,
-                                   op_handle(c->op), c->cx->comm, &c->req);
-    }
-    return MPI_Reduce_scatter(send_arg(c), c->rbuf, c->rcounts, c->type->dt, op_handle(c->op),
-                              c->cx->comm);
+    return FORMS(c, Reduce_scatter, reduce_scatter, send_arg(c), c->rbuf, c->rcounts,
+                 c->type->dt, OP(c), c->cx->comm);
 }
 
 static int call_scan(check *c)
 {
-    if (coll_is_nonblocking(c->coll)) {
-        return MPI_Iscan(send_arg(c), c->rbuf, (int) c->count, c->type->dt, op_handle(c->op),
-                         c->cx->comm, &c->req);
-    }
-    return MPI_Scan(send_arg(c), c->rbuf, (int) c->count, c->type->dt, op_handle(c->op),
-                    c->cx->comm);
+    return FORMS(c, Scan, scan, send_arg(c), c->rbuf, (int) c->count, c->type->dt, OP(c),
+                 c->cx->comm);
 }
 
 static int call_exscan(check *c)
 {
-    if (coll_is_nonblocking(c->coll)) {
-        return MPI_Iexscan(send_arg(c), c->rbuf, (int) c->count, c->type->dt, op_handle(c->op),
-                           c->cx->comm, &c->req);
-    }
-    return MPI_Exscan(send_arg(c), c->rbuf, (int) c->count, c->type->dt, op_handle(c->op),
-                      c->cx->comm);
+    return FORMS(c, Exscan, exscan, send_arg(c), c->rbuf, (int) c->count, c->type->dt, OP(c),
+                 c->cx->comm);
 }
 
 /* ---- building a check -------------------------------------------------------- */
@@ -116,6 +95,8 @@ static void put_inputs(check *c, size_t n, int in_place_here)
     }
 }
 
+static check *rebuild_reduction(const check *c);
+
 static check *build_reduction(enum coll_id coll, const comm_ctx *cx, const type_info *t, int op,
                               size_t count, int root, int in_place)
 {
@@ -123,6 +104,8 @@ static check *build_reduction(enum coll_id coll, const comm_ctx *cx, const type_
     const int rank = cx->rank, size = cx->size;
     const size_t ext = t->extent;
     check *c = check_new(coll, cx, t, op, count, root, in_place);
+
+    c->rebuild = rebuild_reduction;
 
     switch (base) {
     case COLL_allreduce:
@@ -211,6 +194,11 @@ static check *build_reduction(enum coll_id coll, const comm_ctx *cx, const type_
     return c;
 }
 
+static check *rebuild_reduction(const check *c)
+{
+    return build_reduction(c->coll, c->cx, c->type, c->op, c->count, c->root, c->in_place);
+}
+
 static void run_reduction(enum coll_id coll, const comm_ctx *cx, const type_info *t, int op,
                           size_t count, int root, int in_place)
 {
@@ -260,7 +248,7 @@ static int exscan_single_process_ok(enum coll_id coll, const comm_ctx *cx)
     static int noted;
 
     if (COLL_exscan != coll || cx->size > 1 ||
-        (opt.expect_component && PATH_NATIVE == path_for(coll, cx->size, NULL, 0))) {
+        (opt.expect_component && PATH_NATIVE == path_for(coll, cx))) {
         return 1;
     }
     if (!noted) {
@@ -335,8 +323,9 @@ void plan_reduction(enum coll_id coll, const comm_ctx *cx)
         }
     }
 
-    /* Several outstanding nonblocking calls, one MPI_Waitall. */
-    if (coll_is_nonblocking(coll) && opt.max_count >= 7) {
+    /* Several outstanding nonblocking calls, one MPI_Waitall; or several persistent
+     * requests, MPI_Startall and MPI_Waitall. */
+    if (coll_has_request(coll) && opt.max_count >= 7) {
         static const type_op batch[] = {
             {"MPI_INT", OP_SUM}, {"MPI_DOUBLE", OP_MAX}, {"MPI_DOUBLE_INT", OP_MINLOC},
         };
@@ -344,7 +333,7 @@ void plan_reduction(enum coll_id coll, const comm_ctx *cx)
         for (int i = 0; i < NELEMS(batch); ++i, ++idx) {
             cs[i] = build_reduction(coll, cx, type_by_name(batch[i].type), batch[i].op, 7,
                                     ROOT(), i == 1);
-            cs[i]->variant = "in a Waitall batch of 3";
+            cs[i]->variant = BATCH_VARIANT(coll);
         }
         run_batch(cs, NELEMS(batch));
         for (int i = 0; i < NELEMS(batch); ++i) {

@@ -1,8 +1,10 @@
 /*
  * coll_suite: the datatypes and operations, the inputs, and the references.
  *
- * Inputs are a pure function of (rank, element index, op) so every rank can
- * compute every other rank's contribution. They are chosen so that every result
+ * Inputs are a pure function of (rank, element index, op, input round) so every
+ * rank can compute every other rank's contribution. The round (set_input_round())
+ * shifts every index, so each round gives other values at the same positions: the
+ * persistent checks start one request again on the next round's inputs. They are chosen so that every result
  * is exact whatever the order of evaluation:
  *   - SUM never overflows, at any communicator size: each input is within
  *     [-max/size, max/size] (signed) or [0, max/size] (unsigned). (Unsigned sums
@@ -51,6 +53,20 @@ static inline uint64_t below(uint64_t h, uint64_t n)
 {
     return (uint64_t) (((unsigned __int128) h * n) >> 64);
 }
+
+/* round * ROUND_STRIDE, added to every element index (see set_input_round()). The
+ * stride is odd and no multiple of the small periods the inputs use (the 4 of
+ * prod_two(), the size + 1 of the logical ops), so patterns move too. */
+#define ROUND_STRIDE 0x9E3779B1ull
+static uint64_t index_shift;
+
+void set_input_round(unsigned round)
+{
+    index_shift = (uint64_t) round * ROUND_STRIDE;
+}
+
+/* The index of element k of a buffer whose first element has index first. */
+#define AT(first, k) ((first) + (k) + index_shift)
 
 static uint64_t input_hash(int op, int rank, uint64_t index, int salt)
 {
@@ -196,8 +212,8 @@ static unsigned long long low_bits(unsigned long long v, size_t bytes)
     {                                                                                      \
         T *p = buf;                                                                        \
         for (size_t k = 0; k < n; ++k) {                                                   \
-            p[k] = (T) int_input(op, rank, size, first + k, (int) (8 * sizeof(T)), SIGNED, \
-                                 narrow_##ID);                                             \
+            p[k] = (T) int_input(op, rank, size, AT(first, k), (int) (8 * sizeof(T)),      \
+                                 SIGNED, narrow_##ID);                                     \
         }                                                                                  \
     }                                                                                      \
     static void combine_##ID(int op, void *acc_, const void *in_, size_t n)                \
@@ -273,7 +289,7 @@ INT_TYPE(char, char, CHAR_MIN < 0)
     {                                                                                      \
         T *p = buf;                                                                        \
         (void) size;                                                                       \
-        for (size_t k = 0; k < n; ++k) p[k] = (T) float_input(op, rank, first + k, 0);     \
+        for (size_t k = 0; k < n; ++k) p[k] = (T) float_input(op, rank, AT(first, k), 0);  \
     }                                                                                      \
     static void combine_##ID(int op, void *acc_, const void *in_, size_t n)                \
     {                                                                                      \
@@ -308,7 +324,7 @@ FLOAT_TYPE(ldouble, long double)
         RT *p = buf;                                                                       \
         (void) size;                                                                       \
         for (size_t k = 0; k < n; ++k) {                                                   \
-            uint64_t i = first + k;                                                        \
+            uint64_t i = AT(first, k);                                                     \
             if (OP_PROD == op) {                                                           \
                 uint64_t h = input_hash(op, rank, i, 0);                                   \
                 if (prod_two(rank, i, 0)) {                                                \
@@ -363,7 +379,7 @@ static void gen_bool(void *buf, size_t n, int op, int rank, int size, uint64_t f
 {
     bool *p = buf;
     for (size_t k = 0; k < n; ++k) {
-        p[k] = logical_input(op, rank, size, first + k);
+        p[k] = logical_input(op, rank, size, AT(first, k));
     }
 }
 
@@ -407,12 +423,12 @@ static void format_bool(const void *e, char *out, size_t len)
         pair_##ID *p = buf;                                                                \
         (void) size;                                                                       \
         for (size_t k = 0; k < n; ++k) {                                                   \
-            uint64_t h = input_hash(op, rank, first + k, 0);                               \
+            uint64_t h = input_hash(op, rank, AT(first, k), 0);                            \
             if (OP_MINLOC == op || OP_MAXLOC == op) {                                      \
                 p[k].v = (VT) ((int) below(h, 5) - 2);                                         \
                 p[k].i = (int) below(h * 0x9E3779B97F4A7C15ull, 101) - 50;                                      \
             } else {                                                                       \
-                p[k].v = IS_FLOAT ? (VT) float_input(op, rank, first + k, 0)               \
+                p[k].v = IS_FLOAT ? (VT) float_input(op, rank, AT(first, k), 0)            \
                                   : (VT) (int32_t) (uint32_t) (h >> 3);                    \
                 p[k].i = (int) (int32_t) (uint32_t) (h >> 32);                             \
             }                                                                              \
