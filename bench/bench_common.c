@@ -5,6 +5,8 @@
 
 #include "bench_common.h"
 
+#include <mpi-ext.h> /* MPIX_<Coll>_init: Open MPI 4.1's persistent collectives */
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,16 +27,6 @@ static int my_rank, my_nprocs;
 
 /* ---- the collectives ---------------------------------------------------- */
 
-static void allreduce(struct bench *b, int count)
-{
-    MPI_Allreduce(b->sbuf, b->rbuf, count, b->type, MPI_SUM, MPI_COMM_WORLD);
-}
-
-static void iallreduce(struct bench *b, int count, MPI_Request *req)
-{
-    MPI_Iallreduce(b->sbuf, b->rbuf, count, b->type, MPI_SUM, MPI_COMM_WORLD, req);
-}
-
 /* The root sends its validation data from sbuf, the others receive into rbuf,
  * so -c can check rbuf against the root's data. */
 static void *bcast_buf(struct bench *b)
@@ -42,31 +34,48 @@ static void *bcast_buf(struct bench *b)
     return b->rank == BENCH_ROOT ? b->sbuf : b->rbuf;
 }
 
-static void bcast(struct bench *b, int count)
-{
-    MPI_Bcast(bcast_buf(b), count, b->type, BENCH_ROOT, MPI_COMM_WORLD);
-}
+/*
+ * The three forms of one collective from one argument list (the arguments
+ * before the communicator; they may use `b` and the block count `n`):
+ * <lower>_blocking calls MPI_<Upper>, <lower>_start MPI_I<lower> and
+ * <lower>_init MPIX_<Upper>_init.
+ */
+#define COLL_FORMS(lower, Upper, ...)                                           \
+    static void lower##_blocking(struct bench *b, int n)                        \
+    {                                                                           \
+        MPI_##Upper(__VA_ARGS__, MPI_COMM_WORLD);                               \
+    }                                                                           \
+    static void lower##_start(struct bench *b, int n, MPI_Request *req)         \
+    {                                                                           \
+        MPI_I##lower(__VA_ARGS__, MPI_COMM_WORLD, req);                         \
+    }                                                                           \
+    static void lower##_init(struct bench *b, int n, MPI_Request *req)          \
+    {                                                                           \
+        MPIX_##Upper##_init(__VA_ARGS__, MPI_COMM_WORLD, MPI_INFO_NULL, req);   \
+    }
 
-static void ibcast(struct bench *b, int count, MPI_Request *req)
-{
-    MPI_Ibcast(bcast_buf(b), count, b->type, BENCH_ROOT, MPI_COMM_WORLD, req);
-}
+COLL_FORMS(allreduce, Allreduce, b->sbuf, b->rbuf, n, b->type, MPI_SUM)
+COLL_FORMS(bcast, Bcast, bcast_buf(b), n, b->type, BENCH_ROOT)
+COLL_FORMS(reduce, Reduce, b->sbuf, b->rbuf, n, b->type, MPI_SUM, BENCH_ROOT)
+COLL_FORMS(allgather, Allgather, b->sbuf, n, b->type, b->rbuf, n, b->type)
+COLL_FORMS(alltoall, Alltoall, b->sbuf, n, b->type, b->rbuf, n, b->type)
+COLL_FORMS(gather, Gather, b->sbuf, n, b->type, b->rbuf, n, b->type, BENCH_ROOT)
+COLL_FORMS(scatter, Scatter, b->sbuf, n, b->type, b->rbuf, n, b->type, BENCH_ROOT)
 
-static void reduce(struct bench *b, int count)
-{
-    MPI_Reduce(b->sbuf, b->rbuf, count, b->type, MPI_SUM, BENCH_ROOT, MPI_COMM_WORLD);
-}
-
-static void ireduce(struct bench *b, int count, MPI_Request *req)
-{
-    MPI_Ireduce(b->sbuf, b->rbuf, count, b->type, MPI_SUM, BENCH_ROOT, MPI_COMM_WORLD,
-                req);
-}
+/* A table entry: names, properties, then the forms COLL_FORMS made. */
+#define COLL(lower, Upper, reduces, rooted, send_blocks, recv_blocks, result_at)      \
+    { #lower, #Upper, reduces, rooted, send_blocks, recv_blocks, result_at,            \
+      lower##_blocking, lower##_start, lower##_init }
 
 static const struct bench_coll collectives[] = {
-    { "allreduce", "Allreduce", 1, RESULT_ALL, allreduce, iallreduce },
-    { "bcast", "Bcast", 0, RESULT_NON_ROOTS, bcast, ibcast },
-    { "reduce", "Reduce", 1, RESULT_ROOT, reduce, ireduce },
+    /*    name       MPI name   reduces rooted sblocks rblocks result on */
+    COLL(allreduce, Allreduce, 1,      0,     0,      0,      RESULT_ALL),
+    COLL(bcast,     Bcast,     0,      1,     0,      0,      RESULT_NON_ROOTS),
+    COLL(reduce,    Reduce,    1,      1,     0,      0,      RESULT_ROOT),
+    COLL(allgather, Allgather, 0,      0,     0,      1,      RESULT_ALL),
+    COLL(alltoall,  Alltoall,  0,      0,     1,      1,      RESULT_ALL),
+    COLL(gather,    Gather,    0,      1,     0,      1,      RESULT_ROOT),
+    COLL(scatter,   Scatter,   0,      1,     1,      0,      RESULT_ALL),
 };
 #define NCOLLS (sizeof(collectives) / sizeof(collectives[0]))
 
@@ -136,9 +145,13 @@ static void usage(int nonblocking, const struct bench_extra *extra)
         return;
     printf("Usage: %s [-C COLL] [-m [MIN:]MAX] [-i ITER] [-x WARMUP] [-T char|int|float]"
            " %s [-h]\n", bench_prog, extra->synopsis);
-    printf("  -C COLL       collective: %sallreduce (default), %sbcast, %sreduce;"
-           " bcast and reduce\n                use root %d, reductions MPI_SUM\n",
-           i, i, i, BENCH_ROOT);
+    printf("  -C COLL       collective, one of (the first is the default):\n"
+           "               ");
+    for (size_t c = 0; c < NCOLLS; c++)
+        printf(" %s%s", i, collectives[c].name);
+    printf("\n                rooted ones use root %d, reductions MPI_SUM; sizes are"
+           " per rank\n                for allgather, alltoall, gather and scatter\n",
+           BENCH_ROOT);
     printf("  -m [MIN:]MAX  message sizes in bytes, doubling from MIN to MAX"
            " (default 1:1048576)\n"
            "  -i ITER       timed iterations per size (default %d, %d above %d bytes)\n"
@@ -236,26 +249,38 @@ static void set_type(struct bench *b)
     case KIND_FLOAT: b->type = MPI_FLOAT; b->elem_size = sizeof(float); break;
     default:         b->type = MPI_CHAR;  b->elem_size = sizeof(char);  break;
     }
-    /* Counts are ints; the SIZE_MAX bound also keeps size *= 2 from wrapping. */
-    if (b->max_bytes / b->elem_size > INT32_MAX || b->max_bytes > SIZE_MAX / 2)
+    /* Counts are ints; the SIZE_MAX bound also keeps size *= 2 and a buffer
+     * of one block per rank from wrapping. */
+    if (b->max_bytes / b->elem_size > INT32_MAX ||
+        b->max_bytes > SIZE_MAX / 2 / (size_t)b->nprocs)
         bench_die("-m MAX too large", NULL);
+}
+
+/* Elements (or bytes) of a buffer holding `n` per block: one block, or one
+ * per rank when `per_rank`. */
+static size_t blocks_of(const struct bench *b, int per_rank, size_t n)
+{
+    return per_rank ? n * (size_t)b->nprocs : n;
 }
 
 static void alloc_buffers(struct bench *b)
 {
     long page = sysconf(_SC_PAGESIZE);
+    size_t sbytes = blocks_of(b, b->coll->send_blocks, b->max_bytes);
+    size_t rbytes = blocks_of(b, b->coll->recv_blocks, b->max_bytes);
 
     /* Page-aligned buffers, as OSU uses, so alignment doesn't skew results. */
-    if (posix_memalign(&b->sbuf, (size_t)page, b->max_bytes) ||
-        posix_memalign(&b->rbuf, (size_t)page, b->max_bytes)) {
+    if (posix_memalign(&b->sbuf, (size_t)page, sbytes) ||
+        posix_memalign(&b->rbuf, (size_t)page, rbytes)) {
         /* Other ranks may have succeeded and would wait forever: abort all. */
         fprintf(stderr, "%s: rank %d: out of memory\n", bench_prog, b->rank);
         MPI_Abort(MPI_COMM_WORLD, EXIT_FAILURE);
     }
-    /* Filling both buffers also faults their pages in before timing. */
-    for (size_t i = 0; i < b->max_bytes / b->elem_size; i++)
+    /* Filling both buffers also faults their pages in before timing.  Element
+     * i of sbuf is contribution(index_hash(i), rank) whatever the block size. */
+    for (size_t i = 0; i < sbytes / b->elem_size; i++)
         put_elem(b->kind, b->sbuf, i, contribution(index_hash(i), b->rank));
-    memset(b->rbuf, 0, b->max_bytes);
+    memset(b->rbuf, 0, rbytes);
 }
 
 void bench_init(struct bench *b, int *argc, char ***argv, int nonblocking,
@@ -296,7 +321,7 @@ void bench_print_preamble(const struct bench *b, const char *title, const char *
     printf("# Datatype: %s, ", type_names[b->kind]);
     if (b->coll->reduces)
         printf("op MPI_SUM, ");
-    if (b->coll->result_at != RESULT_ALL)
+    if (b->coll->rooted)
         printf("root %d, ", BENCH_ROOT);
     printf("%d process%s%s\n", b->nprocs, b->nprocs == 1 ? "" : "es", extra ? extra : "");
 }
@@ -333,27 +358,47 @@ static int holds_result(const struct bench *b)
     }
 }
 
-static int expected_value(const struct bench *b, uint32_t hash)
+/*
+ * What element i of this rank's rbuf should hold: element j of block `block`
+ * (`count` elements a block).  It came from element j of the sender's sbuf,
+ * or of the sender's block for this rank when senders have a block per rank
+ * (alltoall, scatter).  The sender is the block's rank when rbuf has a block
+ * per rank (allgather, alltoall, gather), else the root (bcast, scatter);
+ * reductions sum that element over every rank.
+ */
+static int expected_value(const struct bench *b, size_t i, size_t count)
 {
+    size_t block = i / count, j = i % count;
+    uint32_t hash = index_hash(b->coll->send_blocks ? (size_t)b->rank * count + j : j);
     int sum = 0;
 
     if (!b->coll->reduces)
-        return contribution(hash, BENCH_ROOT);
+        return contribution(hash, b->coll->recv_blocks ? (int)block : BENCH_ROOT);
     for (int r = 0; r < b->nprocs; r++)
         sum += contribution(hash, r);
     return sum;
 }
 
-long bench_check(struct bench *b, int count)
+void bench_call(struct bench *b, int count, MPI_Request *persistent)
 {
+    if (persistent) {
+        MPI_Start(persistent);
+        MPI_Wait(persistent, MPI_STATUS_IGNORE);
+    } else {
+        b->coll->blocking(b, count);
+    }
+}
+
+long bench_check(struct bench *b, int count, MPI_Request *persistent)
+{
+    size_t n = blocks_of(b, b->coll->recv_blocks, (size_t)count);
     long errors = 0, total;
 
     /* 0xff bytes are -1 or NaN, never a valid result, so a no-op is caught. */
-    memset(b->rbuf, 0xff, (size_t)count * b->elem_size);
-    b->coll->blocking(b, count);
-    for (int i = 0; holds_result(b) && i < count; i++)
-        errors += !elem_equals(b->kind, b->rbuf, (size_t)i,
-                               expected_value(b, index_hash((size_t)i)));
+    memset(b->rbuf, 0xff, n * b->elem_size);
+    bench_call(b, count, persistent);
+    for (size_t i = 0; holds_result(b) && i < n; i++)
+        errors += !elem_equals(b->kind, b->rbuf, i, expected_value(b, i, (size_t)count));
     MPI_Allreduce(&errors, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     return total;
 }

@@ -1,8 +1,9 @@
 /*
  * bench_common - what coll_latency and overlap share: the collectives they
- * time, option parsing (-C, -m, -T, -i, -x, -h), buffers with validation
- * data, the per-size loop and cross-rank averaging.  Output follows the OSU
- * micro-benchmarks so scripts written for OSU can parse it.
+ * time (blocking, non-blocking and persistent forms), option parsing (-C, -m,
+ * -T, -i, -x, -h), buffers with validation data, the per-size loop and
+ * cross-rank averaging.  Output follows the OSU micro-benchmarks so scripts
+ * written for OSU can parse it.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -17,7 +18,7 @@
 #define FIELD_WIDTH 18
 #define ITERS_WIDTH 12
 
-/* Bcast and reduce use root 0, as OSU does. */
+/* Rooted collectives (bcast, reduce, gather, scatter) use root 0, as OSU does. */
 #define BENCH_ROOT 0
 
 enum elem_kind { KIND_CHAR, KIND_INT, KIND_FLOAT };
@@ -27,13 +28,22 @@ enum result_at { RESULT_ALL, RESULT_ROOT, RESULT_NON_ROOTS };
 
 struct bench;
 
+/*
+ * One collective.  `count` is the elements of one block: the whole message
+ * for allreduce, bcast and reduce; what each rank sends to or receives from
+ * each other rank for allgather, alltoall, gather and scatter (OSU's size).
+ */
 struct bench_coll {
     const char *name;   /* -C value of coll_latency; overlap takes "i" + name */
     const char *mpi_name;                /* "Allreduce", as in MPI_Allreduce */
     int reduces;        /* uses MPI_SUM: result is the sum over ranks */
+    int rooted;         /* has a root (BENCH_ROOT) */
+    int send_blocks;    /* sbuf holds one block per rank (alltoall, scatter) */
+    int recv_blocks;    /* rbuf holds one block per rank (allgather, alltoall, gather) */
     enum result_at result_at;
     void (*blocking)(struct bench *b, int count);
-    void (*start)(struct bench *b, int count, MPI_Request *req);
+    void (*start)(struct bench *b, int count, MPI_Request *req);  /* MPI_I<coll> */
+    void (*init)(struct bench *b, int count, MPI_Request *req);   /* MPIX_<Coll>_init */
 };
 
 struct bench {
@@ -90,7 +100,14 @@ void bench_for_each_size(struct bench *b, bench_size_fn one, void *ctx);
 /* The average of `n` per-rank values, on every rank. */
 void bench_average(const double *local, double *avg, int n);
 
-/* Runs one fresh blocking collective and returns the mismatches, all ranks. */
-long bench_check(struct bench *b, int count);
+/*
+ * One collective of `count` elements a block: a blocking call, or with
+ * `persistent` not NULL, MPI_Start and MPI_Wait on that request (made by
+ * b->coll->init with the same count).
+ */
+void bench_call(struct bench *b, int count, MPI_Request *persistent);
+
+/* Runs one fresh bench_call and returns the mismatches, on all ranks. */
+long bench_check(struct bench *b, int count, MPI_Request *persistent);
 
 #endif
