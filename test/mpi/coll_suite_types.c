@@ -556,37 +556,81 @@ const type_info *type_by_name(const char *name)
  *   - MPI_UNSIGNED_LONG is compared as signed long ("FUNC_FUNC(max, unsigned_long,
  *     long)"), so values >= 2^63 lose to small ones;
  *   - MPI_OFFSET is mapped to the uint64_t functions, so negative offsets win MAX.
- * Every rank probes each integer type with MPI_Reduce_local (no collective, no
- * counter moves): the maximum of 1 and the all-ones pattern (-1 or the largest
- * value). Where Open MPI disagrees with C, that type's MAX/MIN inputs keep the
- * top bit clear, so the suite still runs those pairs on every collective and path
- * but does not fail on this known bug; rank 0 prints a note naming the type. On an
- * Open MPI that is fixed, the probe passes and the inputs use the whole range.
+ * Every rank probes each integer type: the maximum of 1 and the all-ones pattern
+ * (-1 or the largest value), once with MPI_Reduce_local, which Open MPI hands to
+ * MPI_COMM_SELF's coll module (coll/async's own kernels when it is selected), and
+ * once with MPI_Accumulate on a window of MPI_COMM_SELF, which reaches Open MPI's
+ * op framework directly: the one the components below coll/async reduce with when
+ * a collective is delegated. Where either disagrees with C, that type's MAX/MIN
+ * inputs keep the top bit clear, so the suite still runs those pairs on every
+ * collective and path but does not fail on this known bug; rank 0 prints a note
+ * naming the type. On an Open MPI that is fixed, the probes pass and the inputs
+ * use the whole range.
  */
+
+/* ones MAX *inout by MPI_Accumulate into a one-element window; 0 on success. */
+static int accumulate_max(const type_info *t, const void *ones, void *inout)
+{
+    MPI_Win win;
+    void *base;
+    int rc;
+
+    rc = MPI_Win_allocate((MPI_Aint) t->extent, (int) t->extent, MPI_INFO_NULL, MPI_COMM_SELF,
+                          &base, &win);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    memcpy(base, inout, t->extent);
+    rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    if (MPI_SUCCESS == rc) {
+        rc = MPI_Accumulate(ones, 1, t->dt, 0, 0, 1, t->dt, MPI_MAX, win);
+        rc = MPI_SUCCESS == MPI_Win_unlock(0, win) ? rc : MPI_ERR_OTHER;
+    }
+    memcpy(inout, base, t->extent);
+    MPI_Win_free(&win);
+    return rc;
+}
+
 void probe_op_bugs(int print)
 {
+    MPI_Errhandler previous;
+
+    /* A probe that fails narrows the type instead of ending the job. */
+    MPI_Comm_get_errhandler(MPI_COMM_SELF, &previous);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     for (int t = 0; t < num_suite_types; ++t) {
         const type_info *ti = &suite_types[t];
-        unsigned char ones[16], got[16], want[16];
+        unsigned char ones[16], local[16], accumulated[16], want[16];
+        const char *where = NULL;
 
         if (NULL == ti->narrow_max_min || !(ti->ops & OPBIT(OP_MAX))) {
             continue;
         }
         memset(ones, 0xff, sizeof(ones));
-        memset(got, 0, sizeof(got));
-        got[0] = 1; /* 1, little-endian */
-        memcpy(want, got, sizeof(want));
+        memset(local, 0, sizeof(local));
+        local[0] = 1; /* 1, little-endian */
+        memcpy(accumulated, local, sizeof(accumulated));
+        memcpy(want, local, sizeof(want));
         ti->combine(OP_MAX, want, ones, 1);
-        if (MPI_SUCCESS != MPI_Reduce_local(ones, got, 1, ti->dt, MPI_MAX) ||
-            ti->first_diff(want, got, 1) >= 0) {
+        if (MPI_SUCCESS != MPI_Reduce_local(ones, local, 1, ti->dt, MPI_MAX) ||
+            ti->first_diff(want, local, 1) >= 0) {
+            where = "MPI_Reduce_local";
+        } else if (MPI_SUCCESS != accumulate_max(ti, ones, accumulated) ||
+                   ti->first_diff(want, accumulated, 1) >= 0) {
+            where = "its op framework (MPI_Accumulate)";
+        }
+        if (where) {
             *ti->narrow_max_min = 1;
             if (print) {
                 printf("coll_suite: note: this Open MPI orders MPI_MAX/MPI_MIN on %s with the "
-                       "wrong signedness (known Open MPI 4.1 bug); its MAX/MIN inputs keep "
-                       "the top bit clear\n", ti->name);
+                       "wrong signedness in %s (known Open MPI 4.1 bug); its MAX/MIN inputs "
+                       "keep the top bit clear\n", ti->name, where);
             }
         }
     }
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, previous);
+    MPI_Errhandler_free(&previous);
 }
 
 MPI_Op op_handle(int op)
