@@ -2,12 +2,17 @@
  * coll_threads: collectives from several threads at once under MPI_THREAD_MULTIPLE.
  *
  * Each thread runs its own communicators (a dup of MPI_COMM_WORLD and a dup of
- * MPI_COMM_SELF), so the calls are legal concurrently. Every result is checked, and
- * afterwards the component's process-wide MPI_T counters must have moved by exactly
- * the number of calls all threads made: a lost update would show there.
+ * MPI_COMM_SELF), so the calls are legal concurrently: per round a blocking
+ * allreduce; then, outstanding together, an iallreduce on its self communicator,
+ * a start of its own persistent allreduce (MPIX_Allreduce_init, created once by
+ * the thread, restarted each round on new inputs) and an ibcast; then an
+ * ibarrier. Every result is checked, and afterwards the component's
+ * process-wide MPI_T counters must have moved by exactly the number of calls all
+ * threads made: a lost update would show there.
  */
 
 #include <mpi.h>
+#include <mpi-ext.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,25 +33,39 @@ static int world_rank, world_size;
 static void *work(void *arg)
 {
     struct worker *w = arg;
+    int pin = 0, pout = 0;
+    MPI_Request persistent;
 
+    /* Bound to pin and pout: each start reads the pin of its round. */
+    MPIX_Allreduce_init(&pin, &pout, 1, MPI_INT, MPI_MAX, w->world, MPI_INFO_NULL, &persistent);
     for (int round = 0; round < ROUNDS; ++round) {
         int mine = (world_rank + 1) * (w->id + 1) + round, sum = -1, copy = -1;
         int want = (w->id + 1) * world_size * (world_size + 1) / 2 + world_size * round;
-        MPI_Request req;
+        int root = (round + w->id) % world_size, bcast = world_rank == root ? mine : -1;
+        int bcast_want = (root + 1) * (w->id + 1) + round;
+        int max_want = world_size * (w->id + 1) + 2 * round;
+        MPI_Request reqs[3];
 
         MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, w->world);
-        MPI_Iallreduce(&mine, &copy, 1, MPI_INT, MPI_SUM, w->self, &req);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
-        MPI_Ibarrier(w->world, &req);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
-        if (sum != want || copy != mine) {
+        MPI_Iallreduce(&mine, &copy, 1, MPI_INT, MPI_SUM, w->self, &reqs[0]);
+        pin = mine + round;
+        pout = -1;
+        reqs[1] = persistent;
+        MPI_Start(&reqs[1]);
+        MPI_Ibcast(&bcast, 1, MPI_INT, root, w->world, &reqs[2]);
+        MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE);
+        MPI_Ibarrier(w->world, &reqs[0]);
+        MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+        if (sum != want || copy != mine || pout != max_want || bcast != bcast_want) {
             if (w->failures++ == 0) {
-                fprintf(stderr, "coll_threads: rank %d thread %d round %d: allreduce %d (expected %d), "
-                        "self iallreduce %d (expected %d)\n", world_rank, w->id, round, sum, want,
-                        copy, mine);
+                fprintf(stderr, "coll_threads: rank %d thread %d round %d: allreduce %d "
+                        "(expected %d), self iallreduce %d (expected %d), persistent "
+                        "allreduce %d (expected %d), ibcast %d (expected %d)\n", world_rank,
+                        w->id, round, sum, want, copy, mine, pout, max_want, bcast, bcast_want);
             }
         }
     }
+    MPI_Request_free(&persistent);
     return NULL;
 }
 
@@ -58,8 +77,8 @@ static long expect_count(MPI_T_pvar_session session, MPI_T_pvar_handle handle, c
     if (got == want) {
         return 0;
     }
-    fprintf(stderr, "coll_threads: rank %d: counter %s moved by %llu, expected %llu\n",
-            world_rank, name, got, want);
+    fprintf(stderr, "coll_threads: rank %d: counter coll_async_%s_native moved by %llu, "
+            "expected %llu\n", world_rank, name, got, want);
     return 1;
 }
 
@@ -68,7 +87,7 @@ int main(int argc, char **argv)
     struct worker workers[THREADS];
     pthread_t threads[THREADS];
     MPI_T_pvar_session session;
-    MPI_T_pvar_handle allreduce, iallreduce, ibarrier;
+    MPI_T_pvar_handle allreduce, iallreduce, ibarrier, allreduce_init, ibcast;
     int provided, ignored;
     long failures = 0, total = 0;
 
@@ -92,6 +111,8 @@ int main(int argc, char **argv)
     allreduce = pvar_counter(session, "coll_async_allreduce_native", "coll_threads");
     iallreduce = pvar_counter(session, "coll_async_iallreduce_native", "coll_threads");
     ibarrier = pvar_counter(session, "coll_async_ibarrier_native", "coll_threads");
+    allreduce_init = pvar_counter(session, "coll_async_allreduce_init_native", "coll_threads");
+    ibcast = pvar_counter(session, "coll_async_ibcast_native", "coll_threads");
 
     for (int t = 0; t < THREADS; ++t) {
         pthread_create(&threads[t], NULL, work, &workers[t]);
@@ -102,12 +123,17 @@ int main(int argc, char **argv)
     }
 
     failures += expect_count(session, allreduce, "allreduce", THREADS * ROUNDS);
-    failures += expect_count(session, iallreduce, "coll_async_iallreduce_native", THREADS * ROUNDS);
+    failures += expect_count(session, iallreduce, "iallreduce", THREADS * ROUNDS);
     failures += expect_count(session, ibarrier, "ibarrier", THREADS * ROUNDS);
+    failures += expect_count(session, allreduce_init, "allreduce_init", THREADS * ROUNDS);
+    /* Open MPI hands no ibcast on a single-process communicator to coll. */
+    failures += expect_count(session, ibcast, "ibcast", world_size > 1 ? THREADS * ROUNDS : 0);
 
     MPI_T_pvar_handle_free(session, &allreduce);
     MPI_T_pvar_handle_free(session, &iallreduce);
     MPI_T_pvar_handle_free(session, &ibarrier);
+    MPI_T_pvar_handle_free(session, &allreduce_init);
+    MPI_T_pvar_handle_free(session, &ibcast);
     MPI_T_pvar_session_free(&session);
     MPI_T_finalize();
     for (int t = 0; t < THREADS; ++t) {
