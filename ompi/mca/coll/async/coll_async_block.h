@@ -1,0 +1,41 @@
+/*
+ * coll/async: one rank's data for one peer, as the MPI arguments describe it.
+ *
+ * A block is (buffer, count, datatype). The exchange schedules move it as a
+ * stream of bytes in the datatype's type map order: copied straight where the
+ * data is contiguous in memory, packed and unpacked through Open MPI's convertor
+ * where it is not. A block holds a reference on its datatype, so a nonblocking or
+ * persistent collective outlives the user's MPI_Type_free.
+ */
+
+#ifndef MCA_COLL_ASYNC_BLOCK_H
+#define MCA_COLL_ASYNC_BLOCK_H
+
+#include <stddef.h>
+
+struct ompi_datatype_t;
+
+struct coll_async_block {
+    char *base;                    /* the buffer as the user gave it */
+    struct ompi_datatype_t *dtype; /* NULL: an empty block */
+    size_t count;
+    size_t bytes;                  /* packed size */
+    char *contiguous;              /* first byte when the data is contiguous, else NULL */
+};
+
+/* count dtype at base (base + displacement elements for the v-collectives). */
+void coll_async_block_set(struct coll_async_block *block, const void *base, size_t count,
+                          struct ompi_datatype_t *dtype);
+void coll_async_block_release(struct coll_async_block *block);
+
+/* Byte range [offset, offset + length) of the block's stream, to or from memory. */
+int coll_async_block_pack(const struct coll_async_block *block, size_t offset, void *to,
+                          size_t length);
+int coll_async_block_unpack(const struct coll_async_block *block, size_t offset,
+                            const void *from, size_t length);
+
+/* The whole of from into to (same type signature); nothing when either is empty
+ * or both are the same data. */
+int coll_async_block_copy(const struct coll_async_block *from, const struct coll_async_block *to);
+
+#endif /* MCA_COLL_ASYNC_BLOCK_H */

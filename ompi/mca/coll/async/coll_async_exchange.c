@@ -1,0 +1,276 @@
+/*
+ * coll/async: the exchange schedule. See coll_async_exchange.h.
+ */
+
+#include "ompi_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/op/op.h"
+
+#include "coll_async_exchange.h"
+#include "coll_async_schedule.h"
+
+/* The slot's first line carries the header: the rounds its writer needs. */
+#define HEADER_BYTES 64
+
+struct coll_async_exchange *coll_async_exchange_new(int nranks, int rank, bool personal,
+                                                    size_t scratch_bytes)
+{
+    size_t nsend = personal ? (size_t) nranks : 1;
+    size_t blocks = (nsend + (size_t) nranks) * sizeof(struct coll_async_block);
+    struct coll_async_exchange *plan = calloc(1, sizeof(*plan) + blocks + scratch_bytes);
+
+    if (NULL == plan) {
+        return NULL;
+    }
+    plan->nranks = nranks;
+    plan->rank = rank;
+    plan->personal = personal;
+    plan->send = (struct coll_async_block *) (plan + 1);
+    plan->recv = plan->send + nsend;
+    plan->scratch = (char *) (plan->recv + nranks);
+    plan->fold.last = -1;
+    return plan;
+}
+
+void coll_async_exchange_free(struct coll_async_exchange *plan)
+{
+    if (NULL == plan) {
+        return;
+    }
+    for (int i = 0; i < (plan->personal ? plan->nranks : 1); ++i) {
+        coll_async_block_release(&plan->send[i]);
+    }
+    for (int i = 0; i < plan->nranks; ++i) {
+        coll_async_block_release(&plan->recv[i]);
+    }
+    coll_async_block_release(&plan->self_from);
+    coll_async_block_release(&plan->self_to);
+    coll_async_block_release(&plan->fold.result);
+    if (NULL != plan->fold.op) {
+        OBJ_RELEASE(plan->fold.op);
+    }
+    free(plan);
+}
+
+void coll_async_exchange_set_fold(struct coll_async_exchange *plan, struct ompi_op_t *op,
+                                  struct ompi_datatype_t *dtype, size_t count, int first,
+                                  int last, void *rbuf)
+{
+    ptrdiff_t gap;
+    size_t span = opal_datatype_span(&dtype->super, count, &gap);
+
+    for (int rank = first; rank <= last; ++rank) {
+        struct coll_async_block *to = rank == plan->rank ? &plan->self_to : &plan->recv[rank];
+        coll_async_block_set(to, plan->scratch + (size_t) rank * span - gap, count, dtype);
+    }
+    plan->fold.op = op;
+    OBJ_RETAIN(op);
+    if (coll_async_reduction_supported(dtype, op)) {
+        coll_async_reduction_resolve(&plan->fold.reduction, dtype, op);
+    }
+    plan->fold.first = first;
+    plan->fold.last = last;
+    coll_async_block_set(&plan->fold.result, rbuf, count, dtype);
+}
+
+/* The block of rank `rank`'s contribution to the fold. */
+static const struct coll_async_block *fold_input(const struct coll_async_exchange *plan,
+                                                 int rank)
+{
+    return rank == plan->rank ? &plan->self_to : &plan->recv[rank];
+}
+
+/* result = input[first] op ... op input[last]: from the last backwards, as
+ * ompi_op_reduce(op, in, inout) makes inout = in op inout. */
+static int fold(const struct coll_async_exchange *plan)
+{
+    const struct coll_async_fold *f = &plan->fold;
+    const struct coll_async_block *result = &f->result;
+    int rc;
+
+    if (NULL == f->op || f->last < f->first) {
+        return OMPI_SUCCESS;
+    }
+    rc = coll_async_block_copy(fold_input(plan, f->last), result);
+    for (int rank = f->last - 1; OMPI_SUCCESS == rc && rank >= f->first; --rank) {
+        const struct coll_async_block *in = fold_input(plan, rank);
+        if (NULL != f->reduction.kernel && NULL != result->contiguous) {
+            /* The component's kernels are for commutative pairs only. */
+            coll_async_reduce(&f->reduction, result->contiguous, in->contiguous, in->count);
+        } else {
+            ompi_op_reduce(f->op, in->base, result->base, in->count, in->dtype);
+        }
+    }
+    return rc;
+}
+
+static size_t lane_bytes(const struct coll_async_op *op)
+{
+    const struct coll_async_exchange *plan = op->plan;
+    size_t lanes = plan->personal ? (size_t) plan->nranks : 1;
+    size_t lane = (schedule_shm(op)->slot_size - HEADER_BYTES) / lanes;
+
+    return lane >= 64 ? lane & ~(size_t) 63 : lane & ~(size_t) 7;
+}
+
+/* The block of this rank that lane `lane` of its slot carries. */
+static const struct coll_async_block *lane_block(const struct coll_async_exchange *plan,
+                                                 int lane)
+{
+    return plan->personal ? &plan->send[lane] : &plan->send[0];
+}
+
+/* Bytes of block that round `round` carries in a lane of `lane` bytes. */
+static size_t round_share(const struct coll_async_block *block, size_t round, size_t lane)
+{
+    size_t offset = round * lane;
+
+    if (NULL == block->dtype || block->bytes <= offset) {
+        return 0;
+    }
+    return block->bytes - offset < lane ? block->bytes - offset : lane;
+}
+
+static uint64_t rounds_needed(const struct coll_async_exchange *plan, size_t lane)
+{
+    size_t most = 0;
+
+    for (int i = 0; i < (plan->personal ? plan->nranks : 1); ++i) {
+        if ((!plan->personal || i != plan->rank) && NULL != plan->send[i].dtype
+            && plan->send[i].bytes > most) {
+            most = plan->send[i].bytes;
+        }
+    }
+    return (most + lane - 1) / lane;
+}
+
+static int write_round(struct coll_async_op *op, size_t lane)
+{
+    const struct coll_async_exchange *plan = op->plan;
+    char *slot = coll_async_shm_slot(schedule_shm(op), plan->rank, op->seq);
+    int lanes = plan->personal ? plan->nranks : 1;
+
+    if (0 == op->done) {
+        *(volatile uint64_t *) slot = rounds_needed(plan, lane);
+    }
+    for (int i = 0; i < lanes; ++i) {
+        const struct coll_async_block *block = lane_block(plan, i);
+        size_t share = round_share(block, op->done, lane);
+
+        if (0 != share && (!plan->personal || i != plan->rank)
+            && OMPI_SUCCESS != coll_async_block_pack(block, op->done * lane,
+                                                     slot + HEADER_BYTES + (size_t) i * lane,
+                                                     share)) {
+            return OMPI_ERROR;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+static int read_round(struct coll_async_op *op, size_t lane)
+{
+    const struct coll_async_exchange *plan = op->plan;
+    size_t my_lane = plan->personal ? (size_t) plan->rank : 0;
+
+    for (int rank = 0; rank < plan->nranks; ++rank) {
+        const struct coll_async_block *block = &plan->recv[rank];
+        size_t share = round_share(block, op->done, lane);
+        const char *slot = coll_async_shm_slot(schedule_shm(op), rank, op->seq);
+
+        if (0 != share && rank != plan->rank
+            && OMPI_SUCCESS != coll_async_block_unpack(block, op->done * lane,
+                                                       slot + HEADER_BYTES + my_lane * lane,
+                                                       share)) {
+            return OMPI_ERROR;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+/* After the first round: every rank runs as many rounds as the neediest writer. */
+static void agree_on_rounds(struct coll_async_op *op)
+{
+    const struct coll_async_exchange *plan = op->plan;
+    uint64_t most = 1;
+
+    for (int rank = 0; rank < plan->nranks; ++rank) {
+        uint64_t wanted =
+            *(volatile uint64_t *) coll_async_shm_slot(schedule_shm(op), rank, op->seq);
+        most = wanted > most ? wanted : most;
+    }
+    op->rounds = most;
+    if (most > 1) {
+        (void) coll_async_mapper_sequence(op->channel, most - 1);
+    }
+}
+
+static int exchange(struct coll_async_op *op)
+{
+    size_t lane = lane_bytes(op);
+
+    if (0 == lane) {
+        return OMPI_ERR_NOT_SUPPORTED; /* slots too small for this many ranks */
+    }
+    for (;;) {
+        if (0 == op->phase) {
+            if (!schedule_may_write(op)) {
+                return COLL_ASYNC_AGAIN;
+            }
+            if (OMPI_SUCCESS != write_round(op, lane)) {
+                return OMPI_ERROR;
+            }
+            schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+            op->phase = 1;
+        }
+        if (!schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+            return COLL_ASYNC_AGAIN;
+        }
+        if (0 == op->done) {
+            agree_on_rounds(op);
+        }
+        if (OMPI_SUCCESS != read_round(op, lane)) {
+            return OMPI_ERROR;
+        }
+        if (++op->done == op->rounds) {
+            return OMPI_SUCCESS;
+        }
+        ++op->seq;
+        op->phase = 0;
+    }
+}
+
+/* The local part: this rank's own block, then the fold once everything is in. */
+static int finish_locally(struct coll_async_op *op)
+{
+    const struct coll_async_exchange *plan = op->plan;
+    int rc = coll_async_block_copy(&plan->self_from, &plan->self_to);
+
+    return OMPI_SUCCESS == rc ? fold(plan) : rc;
+}
+
+static int exchange_then_finish(struct coll_async_op *op)
+{
+    int rc = exchange(op);
+
+    return OMPI_SUCCESS == rc ? finish_locally(op) : rc;
+}
+
+void coll_async_exchange_begin(struct coll_async_op *op)
+{
+    const struct coll_async_exchange *plan = op->plan;
+
+    op->phase = 0;
+    op->done = 0;
+    op->rounds = 0;
+    if (1 == plan->nranks) {
+        op->step = finish_locally;
+        return;
+    }
+    op->step = exchange_then_finish;
+    op->seq = coll_async_mapper_sequence(op->channel, 1);
+}

@@ -1,0 +1,64 @@
+/*
+ * coll/async: the exchange, the schedule behind every collective that moves
+ * blocks of typed data between ranks (gather, scatter, alltoall and their v and
+ * w forms, allgatherv), and behind the reductions the component has no kernel
+ * for (user-defined operations, derived datatypes), which exchange their inputs
+ * and fold them in rank order.
+ *
+ * The plan names, per peer, the block this rank sends and the block it receives.
+ * A shared plan has one send block that every receiver reads (allgather, gather);
+ * a personal plan has one per receiver (alltoall, scatter). In shared memory a
+ * rank's slot holds a header line, then one lane (shared) or one lane per
+ * receiver (personal). The data crosses in rounds of one lane; in the first round
+ * every rank also writes how many rounds it needs, and all run the largest, so
+ * the v-collectives agree on their length although no rank knows every count.
+ */
+
+#ifndef MCA_COLL_ASYNC_EXCHANGE_H
+#define MCA_COLL_ASYNC_EXCHANGE_H
+
+#include <stdbool.h>
+
+#include "coll_async_block.h"
+#include "coll_async_engine.h"
+
+struct ompi_op_t;
+
+/* result = input[first] op input[first + 1] op ... op input[last], in rank order,
+ * where input[i] is the block received from rank i. */
+struct coll_async_fold {
+    struct ompi_op_t *op; /* NULL: no fold */
+    struct coll_async_reduction reduction; /* the kernel, when the pair has one */
+    int first, last;      /* last < first: nothing to fold */
+    struct coll_async_block result;
+};
+
+struct coll_async_exchange {
+    int nranks, rank;
+    bool personal;
+    struct coll_async_block *send;      /* [nranks] personal, [1] shared */
+    struct coll_async_block *recv;      /* [nranks], from each rank */
+    struct coll_async_block self_from;  /* this rank's own part, copied locally */
+    struct coll_async_block self_to;
+    struct coll_async_fold fold;
+    char *scratch;                      /* where fold inputs are received */
+};
+
+/* A plan for nranks ranks, blocks empty, with scratch_bytes of scratch space;
+ * NULL when out of memory. */
+struct coll_async_exchange *coll_async_exchange_new(int nranks, int rank, bool personal,
+                                                    size_t scratch_bytes);
+/* Frees the plan and its datatype and operation references. */
+void coll_async_exchange_free(struct coll_async_exchange *plan);
+
+/* Receives count dtype from every rank in first..last into the scratch space and
+ * folds them with op into result (count dtype at rbuf); the caller sets
+ * what each rank sends. scratch_bytes must be nranks * span of (count, dtype). */
+void coll_async_exchange_set_fold(struct coll_async_exchange *plan, struct ompi_op_t *op,
+                                  struct ompi_datatype_t *dtype, size_t count, int first,
+                                  int last, void *rbuf);
+
+/* The begin of ops whose op->plan is an exchange. */
+void coll_async_exchange_begin(struct coll_async_op *op);
+
+#endif /* MCA_COLL_ASYNC_EXCHANGE_H */
