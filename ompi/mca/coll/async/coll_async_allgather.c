@@ -84,7 +84,7 @@ static int single_copy(struct coll_async_op *op)
     return schedule_all(op, COLL_ASYNC_SHM_DONE, op->seq) ? OMPI_SUCCESS : COLL_ASYNC_AGAIN;
 }
 
-void coll_async_allgather_prepare(struct coll_async_op *op)
+void coll_async_allgather_begin(struct coll_async_op *op)
 {
     schedule_by_size(op, single_copy, staged);
 }

@@ -470,7 +470,7 @@ static coll_async_step_fn small_mode(const struct coll_async_op *op)
     }
 }
 
-void coll_async_reduction_prepare(struct coll_async_op *op)
+void coll_async_reduction_begin(struct coll_async_op *op)
 {
     size_t slot = schedule_shm(op)->slot_size;
     uint64_t steps = 1;

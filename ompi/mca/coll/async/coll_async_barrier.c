@@ -18,7 +18,7 @@ static int arrive_and_wait(struct coll_async_op *op)
     return schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq) ? OMPI_SUCCESS : COLL_ASYNC_AGAIN;
 }
 
-void coll_async_barrier_prepare(struct coll_async_op *op)
+void coll_async_barrier_begin(struct coll_async_op *op)
 {
     op->phase = 0;
     op->step = arrive_and_wait;

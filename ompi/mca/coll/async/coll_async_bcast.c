@@ -82,7 +82,7 @@ static int single_copy(struct coll_async_op *op)
     return OMPI_SUCCESS;
 }
 
-void coll_async_bcast_prepare(struct coll_async_op *op)
+void coll_async_bcast_begin(struct coll_async_op *op)
 {
     schedule_by_size(op, single_copy, staged);
 }

@@ -66,6 +66,16 @@ void coll_async_stream_drain(struct coll_async_stream *stream, void (*progress)(
     }
 }
 
+/* One step of op, its begin first at the first step. */
+static int step(struct coll_async_op *op)
+{
+    if (NULL != op->begin) {
+        op->begin(op);
+        op->begin = NULL;
+    }
+    return op->step(op);
+}
+
 int coll_async_engine_run(struct coll_async_op *op, void (*progress)(void))
 {
     struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
@@ -74,7 +84,7 @@ int coll_async_engine_run(struct coll_async_op *op, void (*progress)(void))
 
     /* MPI orders the collectives of a communicator: those posted before go first. */
     coll_async_stream_drain(op->stream, progress);
-    while (COLL_ASYNC_AGAIN == (rc = op->step(op))) {
+    while (COLL_ASYNC_AGAIN == (rc = step(op))) {
         wait_round(&backoff, &rounds, progress);
     }
     return rc;
@@ -126,7 +136,7 @@ static bool advance(struct coll_async_stream *stream)
     struct coll_async_op *op;
     int rc;
 
-    while (NULL != (op = stream->head) && COLL_ASYNC_AGAIN != (rc = op->step(op))) {
+    while (NULL != (op = stream->head) && COLL_ASYNC_AGAIN != (rc = step(op))) {
         stream->head = op->next;
         if (NULL == stream->head) {
             stream->tail = NULL;

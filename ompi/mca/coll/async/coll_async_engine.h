@@ -42,6 +42,10 @@ struct coll_async_stream {
 struct coll_async_op {
     struct coll_async_op *next;
     struct coll_async_stream *stream;
+    /* Called once, by the thread that executes the op, when its turn on its stream
+     * has come (the ops before it are finished): the schedule takes its place in the
+     * communicator's sequence there, as its length may depend on the peers. */
+    void (*begin)(struct coll_async_op *op);
     coll_async_step_fn step;
     /* Called once when a posted op finishes, with its status, on the progress thread. */
     void (*finished)(struct coll_async_op *op, int status);
@@ -57,6 +61,8 @@ struct coll_async_op {
     int phase;
     uint64_t seq;   /* sequence number of the step in progress on the communicator */
     size_t done;    /* bytes or chunks completed, for pipelined schedules */
+    size_t rounds;  /* rounds agreed with the peers, for schedules that agree on them */
+    void *plan;     /* per-peer arguments of the schedules that need them */
 };
 
 void coll_async_stream_init(struct coll_async_stream *stream);

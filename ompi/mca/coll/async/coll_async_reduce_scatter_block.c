@@ -66,7 +66,7 @@ static int staged(struct coll_async_op *op)
     }
 }
 
-void coll_async_reduce_scatter_block_prepare(struct coll_async_op *op)
+void coll_async_reduce_scatter_block_begin(struct coll_async_op *op)
 {
     size_t per_chunk = piece_elements(op);
 

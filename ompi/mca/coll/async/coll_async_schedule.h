@@ -37,13 +37,13 @@ struct coll_async_schedule_config {
 extern struct coll_async_schedule_config coll_async_schedule_config;
 
 /* op->root: -1 for allreduce (every rank gets the result), else the root. */
-void coll_async_reduction_prepare(struct coll_async_op *op);
-void coll_async_bcast_prepare(struct coll_async_op *op);
-void coll_async_barrier_prepare(struct coll_async_op *op);
+void coll_async_reduction_begin(struct coll_async_op *op);
+void coll_async_bcast_begin(struct coll_async_op *op);
+void coll_async_barrier_begin(struct coll_async_op *op);
 /* op->bytes is one rank's block; op->sbuf that block, op->rbuf all blocks. */
-void coll_async_allgather_prepare(struct coll_async_op *op);
+void coll_async_allgather_begin(struct coll_async_op *op);
 /* op->count elements, op->bytes bytes per block; op->sbuf all blocks. */
-void coll_async_reduce_scatter_block_prepare(struct coll_async_op *op);
+void coll_async_reduce_scatter_block_begin(struct coll_async_op *op);
 
 /* Shared by the schedules */
 
