@@ -90,6 +90,7 @@ int mca_coll_async_params_check(void);
 
 /* coll_async_pvars.c: MPI_T counters coll_async_<collective>_<path>. */
 extern volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
+extern volatile int64_t mca_coll_async_reduce_local_calls; /* always native */
 int mca_coll_async_pvars_register(void);
 
 static inline void mca_coll_async_count(enum coll_async_coll coll, enum coll_async_path path)

@@ -5,7 +5,8 @@
  * paths, the functions installed in the module) is generated from this one list,
  * so adding a collective is one line here plus its entry points.
  *
- * A "family" is a collective in its blocking and nonblocking forms: they share an
+ * A "family" is a collective in its three forms, blocking, nonblocking and
+ * persistent (MPI_Allreduce, MPI_Iallreduce, MPI_Allreduce_init): they share an
  * algorithm parameter, but each form has its own path and counters.
  */
 
@@ -39,9 +40,17 @@ enum coll_async_family {
     COLL_ASYNC_NUM_FAMILIES
 };
 
-/* Collective = 2 * family + (1 if nonblocking): COLL_ASYNC_ALLREDUCE, COLL_ASYNC_IALLREDUCE. */
+enum coll_async_form {
+    COLL_ASYNC_BLOCKING,
+    COLL_ASYNC_NONBLOCKING,
+    COLL_ASYNC_PERSISTENT,
+    COLL_ASYNC_NUM_FORMS
+};
+
+/* Collective = 3 * family + form: COLL_ASYNC_ALLREDUCE, COLL_ASYNC_IALLREDUCE,
+ * COLL_ASYNC_ALLREDUCE_INIT. */
 enum coll_async_coll {
-#define COLL_ASYNC_COLL_ENUM(U, l) COLL_ASYNC_##U, COLL_ASYNC_I##U,
+#define COLL_ASYNC_COLL_ENUM(U, l) COLL_ASYNC_##U, COLL_ASYNC_I##U, COLL_ASYNC_##U##_INIT,
     COLL_ASYNC_FAMILIES(COLL_ASYNC_COLL_ENUM)
 #undef COLL_ASYNC_COLL_ENUM
     COLL_ASYNC_NUM_COLLS
@@ -49,20 +58,21 @@ enum coll_async_coll {
 
 static inline enum coll_async_family coll_async_family_of(enum coll_async_coll coll)
 {
-    return (enum coll_async_family) (coll / 2);
+    return (enum coll_async_family) (coll / COLL_ASYNC_NUM_FORMS);
 }
 
-static inline int coll_async_is_nonblocking(enum coll_async_coll coll)
+static inline enum coll_async_form coll_async_form_of(enum coll_async_coll coll)
 {
-    return coll % 2;
+    return (enum coll_async_form) (coll % COLL_ASYNC_NUM_FORMS);
 }
 
-/* "allreduce", "iallreduce", ...: the names used in parameters, counters and output. */
+/* "allreduce", "iallreduce", "allreduce_init", ...: the names used in parameters,
+ * counters and output. */
 extern const char *const mca_coll_async_coll_names[COLL_ASYNC_NUM_COLLS];
 
 static inline const char *coll_async_family_name(enum coll_async_family family)
 {
-    return mca_coll_async_coll_names[2 * family];
+    return mca_coll_async_coll_names[COLL_ASYNC_NUM_FORMS * family];
 }
 
 #endif /* MCA_COLL_ASYNC_COLLECTIVES_H */

@@ -28,7 +28,8 @@ static int async_close(void);
 static int async_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 
 const char *const mca_coll_async_coll_names[COLL_ASYNC_NUM_COLLS] = {
-#define COLL_NAME(U, l) [COLL_ASYNC_##U] = #l, [COLL_ASYNC_I##U] = "i" #l,
+#define COLL_NAME(U, l) [COLL_ASYNC_##U] = #l, [COLL_ASYNC_I##U] = "i" #l, \
+                        [COLL_ASYNC_##U##_INIT] = #l "_init",
     COLL_ASYNC_FAMILIES(COLL_NAME)
 #undef COLL_NAME
 };

@@ -1,527 +1,345 @@
 /*
- * coll/async: the entry points Open MPI calls, one per collective.
+ * coll/async: the entry points Open MPI calls, three per collective (blocking,
+ * nonblocking, persistent) and reduce_local.
  *
  * Each counts the call on the path the module chose for this communicator
  * (coll_async_module.c) and then runs it natively or hands it, unchanged, to the
- * module selected below this one.
+ * module selected below this one. A native persistent collective is counted at
+ * each MPI_Start instead (coll_async_request.c), when the engine runs it.
  */
 
 #include "ompi_config.h"
 
+#include "ompi/op/op.h"
+
 #include "coll_async.h"
 #include "coll_async_native.h"
-#include "coll_async_request.h"
-#include "coll_async_single.h"
+#include "coll_async_reduction.h"
 
 #define ASYNC(module) ((mca_coll_async_module_t *) (module))
 
-/* Counts the call; true when this component runs it, false when it delegates.
- * eligible: whether this call's arguments allow the native path. */
-static inline bool run_native_if(mca_coll_base_module_t *module, enum coll_async_coll coll,
-                                 bool eligible)
+/* Whether this component runs coll; counts the call unless it is persistent and
+ * native (counted at each start). */
+static inline bool run_native(mca_coll_base_module_t *module, enum coll_async_coll coll)
 {
     enum coll_async_path path = ASYNC(module)->path[coll];
 
-    if (!eligible) {
-        path = COLL_ASYNC_PATH_DELEGATED;
+    if (COLL_ASYNC_PERSISTENT != coll_async_form_of(coll) || COLL_ASYNC_PATH_NATIVE != path) {
+        mca_coll_async_count(coll, path);
     }
-    mca_coll_async_count(coll, path);
     return COLL_ASYNC_PATH_NATIVE == path;
-}
-
-static inline bool run_native(mca_coll_base_module_t *module, enum coll_async_coll coll)
-{
-    return run_native_if(module, coll, true);
-}
-
-static bool reducible(mca_coll_base_module_t *module, struct ompi_datatype_t *dtype,
-                      struct ompi_op_t *op)
-{
-    return coll_async_native_reduction_eligible(ASYNC(module), dtype, op);
-}
-
-/* Both sides of an allgather are plain bytes. */
-static bool gatherable(mca_coll_base_module_t *module, const void *sbuf, int scount,
-                       struct ompi_datatype_t *sdtype, int rcount,
-                       struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm)
-{
-    return coll_async_native_bytes_eligible(ASYNC(module), rdtype,
-                                            (size_t) rcount * ompi_comm_size(comm))
-           && (MPI_IN_PLACE == sbuf
-               || coll_async_native_bytes_eligible(ASYNC(module), sdtype, (size_t) scount));
 }
 
 /* Calls the function the module below installed for collective name. */
 #define DELEGATE(module, name, ...)                                             \
     (ASYNC(module)->below.coll_##name(__VA_ARGS__, ASYNC(module)->below.coll_##name##_module))
 
-/* A nonblocking collective whose work is already done: a completed request. */
-static int completed(int rc, struct ompi_communicator_t *comm, ompi_request_t **request)
-{
-    return OMPI_SUCCESS == rc ? mca_coll_async_request_completed(comm, request) : rc;
-}
-
 /*
- * Single-process forms of the collectives whose buffers need mapping; the
- * others are a plain coll_async_single_copy or nothing at all.
+ * The native form of each family, from its MPI arguments.
  */
 
-static int single_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, const int *rcounts, const int *disps,
-                             struct ompi_datatype_t *rdtype)
+static int native_allgather(const struct coll_async_call *call, const void *sbuf, int scount,
+                            struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                            struct ompi_datatype_t *rdtype)
 {
-    return coll_async_single_copy(sbuf, scount, sdtype,
-                                  coll_async_single_at(rbuf, disps[0], rdtype), rcounts[0],
-                                  rdtype);
+    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+
+    return coll_async_native_gather(call, &send, &recv, -1);
 }
 
-static int single_alltoallv(const void *sbuf, const int *scounts, const int *sdisps,
-                            struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                            const int *rdisps, struct ompi_datatype_t *rdtype)
+static int native_allgatherv(const struct coll_async_call *call, const void *sbuf, int scount,
+                             struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                             const int *displs, struct ompi_datatype_t *rdtype)
 {
-    /* With MPI_IN_PLACE the send arguments are not meaningful. */
-    if (MPI_IN_PLACE == sbuf) {
-        return OMPI_SUCCESS;
-    }
-    return coll_async_single_copy(coll_async_single_at(sbuf, sdisps[0], sdtype), scounts[0],
-                                  sdtype, coll_async_single_at(rbuf, rdisps[0], rdtype),
-                                  rcounts[0], rdtype);
+    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .displs = displs,
+                                   .dtype = rdtype};
+
+    return coll_async_native_gather(call, &send, &recv, -1);
 }
 
-/* alltoallw displacements are in bytes. */
-static int single_alltoallw(const void *sbuf, const int *scounts, const int *sdisps,
-                            struct ompi_datatype_t *const *sdtypes, void *rbuf,
-                            const int *rcounts, const int *rdisps,
-                            struct ompi_datatype_t *const *rdtypes)
+static int native_allreduce(const struct coll_async_call *call, const void *sbuf, void *rbuf,
+                            int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
-    if (MPI_IN_PLACE == sbuf) {
-        return OMPI_SUCCESS;
-    }
-    return coll_async_single_copy((const char *) sbuf + sdisps[0], scounts[0], sdtypes[0],
-                                  (char *) rbuf + rdisps[0], rcounts[0], rdtypes[0]);
+    return coll_async_native_reduce(call, sbuf, rbuf, count, dtype, op, -1);
 }
 
-static int single_scatterv(const void *sbuf, const int *scounts, const int *disps,
+static int native_alltoall(const struct coll_async_call *call, const void *sbuf, int scount,
                            struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                            struct ompi_datatype_t *rdtype)
 {
-    /* At the root, MPI_IN_PLACE is given as the receive buffer. */
-    if (MPI_IN_PLACE == rbuf) {
-        return OMPI_SUCCESS;
-    }
-    return coll_async_single_copy(coll_async_single_at(sbuf, disps[0], sdtype), scounts[0],
-                                  sdtype, rbuf, rcount, rdtype);
+    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+
+    return coll_async_native_alltoall(call, &send, &recv);
 }
 
-/* Blocking entry points */
-
-static int async_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int native_alltoallv(const struct coll_async_call *call, const void *sbuf,
+                            const int *scounts, const int *sdispls,
+                            struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                            const int *rdispls, struct ompi_datatype_t *rdtype)
 {
-    if (run_native_if(module, COLL_ASYNC_ALLGATHER,
-                      gatherable(module, sbuf, scount, sdtype, rcount, rdtype, comm))) {
-        return coll_async_native_allgather(ASYNC(module), sbuf, scount, sdtype, rbuf, rcount,
-                                           rdtype, comm, NULL);
-    }
-    return DELEGATE(module, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    struct coll_async_side send = {.buf = sbuf, .counts = scounts, .displs = sdispls,
+                                   .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .displs = rdispls,
+                                   .dtype = rdtype};
+
+    return coll_async_native_alltoall(call, &send, &recv);
 }
 
-static int async_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, const int *rcounts, const int *disps,
-                            struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *module)
+static int native_alltoallw(const struct coll_async_call *call, const void *sbuf,
+                            const int *scounts, const int *sdispls,
+                            struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                            const int *rcounts, const int *rdispls,
+                            struct ompi_datatype_t *const *rdtypes)
 {
-    if (run_native(module, COLL_ASYNC_ALLGATHERV)) {
-        return single_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, disps, rdtype);
-    }
-    return DELEGATE(module, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, disps, rdtype,
-                    comm);
+    struct coll_async_side send = {.buf = sbuf, .counts = scounts, .displs = sdispls,
+                                   .dtypes = sdtypes};
+    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .displs = rdispls,
+                                   .dtypes = rdtypes};
+
+    return coll_async_native_alltoall(call, &send, &recv);
 }
 
-static int async_allreduce(const void *sbuf, void *rbuf, int count,
-                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int native_bcast(const struct coll_async_call *call, void *buf, int count,
+                        struct ompi_datatype_t *dtype, int root)
 {
-    if (run_native_if(module, COLL_ASYNC_ALLREDUCE, reducible(module, dtype, op))) {
-        return coll_async_native_reduce(ASYNC(module), sbuf, rbuf, count, dtype, op, -1, comm,
-                                        NULL);
-    }
-    return DELEGATE(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
+    return coll_async_native_bcast(call, buf, count, dtype, root);
 }
 
-static int async_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                          void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int native_exscan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
+                         int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
-    if (run_native(module, COLL_ASYNC_ALLTOALL)) {
-        return coll_async_single_copy(sbuf, scount, sdtype, rbuf, rcount, rdtype);
-    }
-    return DELEGATE(module, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    return coll_async_native_scan(call, sbuf, rbuf, count, dtype, op, true);
 }
 
-static int async_alltoallv(const void *sbuf, const int *scounts, const int *sdisps,
-                           struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                           const int *rdisps, struct ompi_datatype_t *rdtype,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int native_gather(const struct coll_async_call *call, const void *sbuf, int scount,
+                         struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                         struct ompi_datatype_t *rdtype, int root)
 {
-    if (run_native(module, COLL_ASYNC_ALLTOALLV)) {
-        return single_alltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype);
-    }
-    return DELEGATE(module, alltoallv, sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps,
-                    rdtype, comm);
+    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+
+    return coll_async_native_gather(call, &send, &recv, root);
 }
 
-static int async_alltoallw(const void *sbuf, const int *scounts, const int *sdisps,
-                           struct ompi_datatype_t *const *sdtypes, void *rbuf,
-                           const int *rcounts, const int *rdisps,
-                           struct ompi_datatype_t *const *rdtypes,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int native_gatherv(const struct coll_async_call *call, const void *sbuf, int scount,
+                          struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                          const int *displs, struct ompi_datatype_t *rdtype, int root)
 {
-    if (run_native(module, COLL_ASYNC_ALLTOALLW)) {
-        return single_alltoallw(sbuf, scounts, sdisps, sdtypes, rbuf, rcounts, rdisps, rdtypes);
-    }
-    return DELEGATE(module, alltoallw, sbuf, scounts, sdisps, sdtypes, rbuf, rcounts, rdisps,
-                    rdtypes, comm);
+    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .displs = displs,
+                                   .dtype = rdtype};
+
+    return coll_async_native_gather(call, &send, &recv, root);
 }
+
+static int native_reduce(const struct coll_async_call *call, const void *sbuf, void *rbuf,
+                         int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                         int root)
+{
+    return coll_async_native_reduce(call, sbuf, rbuf, count, dtype, op, root);
+}
+
+static int native_reduce_scatter_block(const struct coll_async_call *call, const void *sbuf,
+                                       void *rbuf, int rcount, struct ompi_datatype_t *dtype,
+                                       struct ompi_op_t *op)
+{
+    return coll_async_native_reduce_scatter(call, sbuf, rbuf, rcount, NULL, dtype, op);
+}
+
+static int native_reduce_scatter(const struct coll_async_call *call, const void *sbuf,
+                                 void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
+                                 struct ompi_op_t *op)
+{
+    return coll_async_native_reduce_scatter(call, sbuf, rbuf, 0, rcounts, dtype, op);
+}
+
+static int native_scan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
+                       int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    return coll_async_native_scan(call, sbuf, rbuf, count, dtype, op, false);
+}
+
+static int native_scatter(const struct coll_async_call *call, const void *sbuf, int scount,
+                          struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                          struct ompi_datatype_t *rdtype, int root)
+{
+    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+
+    return coll_async_native_scatter(call, &send, &recv, root);
+}
+
+static int native_scatterv(const struct coll_async_call *call, const void *sbuf,
+                           const int *scounts, const int *displs,
+                           struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           struct ompi_datatype_t *rdtype, int root)
+{
+    struct coll_async_side send = {.buf = sbuf, .counts = scounts, .displs = displs,
+                                   .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+
+    return coll_async_native_scatter(call, &send, &recv, root);
+}
+
+/*
+ * The three entry points of a family with arguments PARAMS (named ARGS), each
+ * running native_<family> or the function below.
+ */
+#define UNPAREN(...) __VA_ARGS__
+#define CALL(which, req)                                                             \
+    (&(const struct coll_async_call){.module = ASYNC(module), .comm = comm,          \
+                                     .coll = (which), .request = (req)})
+
+#define ENTRY_POINTS(U, l, PARAMS, ARGS)                                             \
+    static int async_##l(UNPAREN PARAMS, struct ompi_communicator_t *comm,           \
+                         mca_coll_base_module_t *module)                             \
+    {                                                                                \
+        if (run_native(module, COLL_ASYNC_##U)) {                                    \
+            return native_##l(CALL(COLL_ASYNC_##U, NULL), UNPAREN ARGS);             \
+        }                                                                            \
+        return DELEGATE(module, l, UNPAREN ARGS, comm);                              \
+    }                                                                                \
+    static int async_i##l(UNPAREN PARAMS, struct ompi_communicator_t *comm,          \
+                          ompi_request_t **request, mca_coll_base_module_t *module)  \
+    {                                                                                \
+        if (run_native(module, COLL_ASYNC_I##U)) {                                   \
+            return native_##l(CALL(COLL_ASYNC_I##U, request), UNPAREN ARGS);         \
+        }                                                                            \
+        return DELEGATE(module, i##l, UNPAREN ARGS, comm, request);                  \
+    }                                                                                \
+    static int async_##l##_init(UNPAREN PARAMS, struct ompi_communicator_t *comm,    \
+                                struct ompi_info_t *info, ompi_request_t **request,  \
+                                mca_coll_base_module_t *module)                      \
+    {                                                                                \
+        if (run_native(module, COLL_ASYNC_##U##_INIT)) {                             \
+            return native_##l(CALL(COLL_ASYNC_##U##_INIT, request), UNPAREN ARGS);   \
+        }                                                                            \
+        return DELEGATE(module, l##_init, UNPAREN ARGS, comm, info, request);        \
+    }
+
+ENTRY_POINTS(ALLGATHER, allgather,
+             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+              int rcount, struct ompi_datatype_t *rdtype),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype))
+ENTRY_POINTS(ALLGATHERV, allgatherv,
+             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+              const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype),
+             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype))
+ENTRY_POINTS(ALLREDUCE, allreduce,
+             (const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+              struct ompi_op_t *op),
+             (sbuf, rbuf, count, dtype, op))
+ENTRY_POINTS(ALLTOALL, alltoall,
+             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+              int rcount, struct ompi_datatype_t *rdtype),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype))
+ENTRY_POINTS(ALLTOALLV, alltoallv,
+             (const void *sbuf, const int *scounts, const int *sdispls,
+              struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+              const int *rdispls, struct ompi_datatype_t *rdtype),
+             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype))
+ENTRY_POINTS(ALLTOALLW, alltoallw,
+             (const void *sbuf, const int *scounts, const int *sdispls,
+              struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
+              const int *rdispls, struct ompi_datatype_t *const *rdtypes),
+             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes))
+ENTRY_POINTS(BCAST, bcast, (void *buf, int count, struct ompi_datatype_t *dtype, int root),
+             (buf, count, dtype, root))
+ENTRY_POINTS(EXSCAN, exscan,
+             (const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+              struct ompi_op_t *op),
+             (sbuf, rbuf, count, dtype, op))
+ENTRY_POINTS(GATHER, gather,
+             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+              int rcount, struct ompi_datatype_t *rdtype, int root),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root))
+ENTRY_POINTS(GATHERV, gatherv,
+             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+              const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+              int root),
+             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root))
+ENTRY_POINTS(REDUCE, reduce,
+             (const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+              struct ompi_op_t *op, int root),
+             (sbuf, rbuf, count, dtype, op, root))
+ENTRY_POINTS(REDUCE_SCATTER_BLOCK, reduce_scatter_block,
+             (const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
+              struct ompi_op_t *op),
+             (sbuf, rbuf, rcount, dtype, op))
+ENTRY_POINTS(REDUCE_SCATTER, reduce_scatter,
+             (const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
+              struct ompi_op_t *op),
+             (sbuf, rbuf, rcounts, dtype, op))
+ENTRY_POINTS(SCAN, scan,
+             (const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+              struct ompi_op_t *op),
+             (sbuf, rbuf, count, dtype, op))
+ENTRY_POINTS(SCATTER, scatter,
+             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+              int rcount, struct ompi_datatype_t *rdtype, int root),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root))
+ENTRY_POINTS(SCATTERV, scatterv,
+             (const void *sbuf, const int *scounts, const int *displs,
+              struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+              struct ompi_datatype_t *rdtype, int root),
+             (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root))
+
+/* Barrier has no arguments besides the communicator. */
 
 static int async_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     if (run_native(module, COLL_ASYNC_BARRIER)) {
-        return coll_async_native_barrier(ASYNC(module), comm, NULL);
+        return coll_async_native_barrier(CALL(COLL_ASYNC_BARRIER, NULL));
     }
     return DELEGATE(module, barrier, comm);
-}
-
-static int async_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    if (run_native_if(module, COLL_ASYNC_BCAST,
-                      coll_async_native_bytes_eligible(ASYNC(module), dtype, (size_t) count))) {
-        return coll_async_native_bcast(ASYNC(module), buf, count, dtype, root, comm, NULL);
-    }
-    return DELEGATE(module, bcast, buf, count, dtype, root, comm);
-}
-
-/* exscan leaves the receive buffer of rank 0 undefined: nothing to do alone. */
-static int async_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                        mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_EXSCAN)) {
-        return OMPI_SUCCESS;
-    }
-    return DELEGATE(module, exscan, sbuf, rbuf, count, dtype, op, comm);
-}
-
-static int async_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                        void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_GATHER)) {
-        return coll_async_single_copy(sbuf, scount, sdtype, rbuf, rcount, rdtype);
-    }
-    return DELEGATE(module, gather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
-}
-
-static int async_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                         void *rbuf, const int *rcounts, const int *disps,
-                         struct ompi_datatype_t *rdtype, int root,
-                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_GATHERV)) {
-        return single_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, disps, rdtype);
-    }
-    return DELEGATE(module, gatherv, sbuf, scount, sdtype, rbuf, rcounts, disps, rdtype, root,
-                    comm);
-}
-
-static int async_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                        struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                        mca_coll_base_module_t *module)
-{
-    if (run_native_if(module, COLL_ASYNC_REDUCE, reducible(module, dtype, op))) {
-        return coll_async_native_reduce(ASYNC(module), sbuf, rbuf, count, dtype, op, root, comm,
-                                        NULL);
-    }
-    return DELEGATE(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
-}
-
-static int async_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                      struct ompi_communicator_t *comm,
-                                      mca_coll_base_module_t *module)
-{
-    if (run_native_if(module, COLL_ASYNC_REDUCE_SCATTER_BLOCK, reducible(module, dtype, op))) {
-        return coll_async_native_reduce_scatter_block(ASYNC(module), sbuf, rbuf, rcount, dtype,
-                                                      op, comm, NULL);
-    }
-    return DELEGATE(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
-}
-
-static int async_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_REDUCE_SCATTER)) {
-        return coll_async_single_copy(sbuf, rcounts[0], dtype, rbuf, rcounts[0], dtype);
-    }
-    return DELEGATE(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
-}
-
-static int async_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                      mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_SCAN)) {
-        return coll_async_single_copy(sbuf, count, dtype, rbuf, count, dtype);
-    }
-    return DELEGATE(module, scan, sbuf, rbuf, count, dtype, op, comm);
-}
-
-static int async_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                         void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_SCATTER)) {
-        return coll_async_single_copy(sbuf, scount, sdtype, rbuf, rcount, rdtype);
-    }
-    return DELEGATE(module, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
-}
-
-static int async_scatterv(const void *sbuf, const int *scounts, const int *disps,
-                          struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                          struct ompi_datatype_t *rdtype, int root,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_SCATTERV)) {
-        return single_scatterv(sbuf, scounts, disps, sdtype, rbuf, rcount, rdtype);
-    }
-    return DELEGATE(module, scatterv, sbuf, scounts, disps, sdtype, rbuf, rcount, rdtype, root,
-                    comm);
-}
-
-/* Nonblocking entry points: the single-process work is done at once. */
-
-static int async_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                            struct ompi_communicator_t *comm, ompi_request_t **request,
-                            mca_coll_base_module_t *module)
-{
-    if (run_native_if(module, COLL_ASYNC_IALLGATHER,
-                      gatherable(module, sbuf, scount, sdtype, rcount, rdtype, comm))) {
-        return coll_async_native_allgather(ASYNC(module), sbuf, scount, sdtype, rbuf, rcount,
-                                           rdtype, comm, request);
-    }
-    return DELEGATE(module, iallgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                    request);
-}
-
-static int async_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, const int *rcounts, const int *disps,
-                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                             ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_IALLGATHERV)) {
-        return completed(single_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, disps, rdtype),
-                         comm, request);
-    }
-    return DELEGATE(module, iallgatherv, sbuf, scount, sdtype, rbuf, rcounts, disps, rdtype,
-                    comm, request);
-}
-
-static int async_iallreduce(const void *sbuf, void *rbuf, int count,
-                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                            struct ompi_communicator_t *comm, ompi_request_t **request,
-                            mca_coll_base_module_t *module)
-{
-    if (run_native_if(module, COLL_ASYNC_IALLREDUCE, reducible(module, dtype, op))) {
-        return coll_async_native_reduce(ASYNC(module), sbuf, rbuf, count, dtype, op, -1, comm,
-                                        request);
-    }
-    return DELEGATE(module, iallreduce, sbuf, rbuf, count, dtype, op, comm, request);
-}
-
-static int async_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                           struct ompi_communicator_t *comm, ompi_request_t **request,
-                           mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_IALLTOALL)) {
-        return completed(coll_async_single_copy(sbuf, scount, sdtype, rbuf, rcount, rdtype),
-                         comm, request);
-    }
-    return DELEGATE(module, ialltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                    request);
-}
-
-static int async_ialltoallv(const void *sbuf, const int *scounts, const int *sdisps,
-                            struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                            const int *rdisps, struct ompi_datatype_t *rdtype,
-                            struct ompi_communicator_t *comm, ompi_request_t **request,
-                            mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_IALLTOALLV)) {
-        return completed(single_alltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps,
-                                          rdtype),
-                         comm, request);
-    }
-    return DELEGATE(module, ialltoallv, sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps,
-                    rdtype, comm, request);
-}
-
-static int async_ialltoallw(const void *sbuf, const int *scounts, const int *sdisps,
-                            struct ompi_datatype_t *const *sdtypes, void *rbuf,
-                            const int *rcounts, const int *rdisps,
-                            struct ompi_datatype_t *const *rdtypes,
-                            struct ompi_communicator_t *comm, ompi_request_t **request,
-                            mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_IALLTOALLW)) {
-        return completed(single_alltoallw(sbuf, scounts, sdisps, sdtypes, rbuf, rcounts, rdisps,
-                                          rdtypes),
-                         comm, request);
-    }
-    return DELEGATE(module, ialltoallw, sbuf, scounts, sdisps, sdtypes, rbuf, rcounts, rdisps,
-                    rdtypes, comm, request);
 }
 
 static int async_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
                           mca_coll_base_module_t *module)
 {
     if (run_native(module, COLL_ASYNC_IBARRIER)) {
-        return coll_async_native_barrier(ASYNC(module), comm, request);
+        return coll_async_native_barrier(CALL(COLL_ASYNC_IBARRIER, request));
     }
     return DELEGATE(module, ibarrier, comm, request);
 }
 
-static int async_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                        struct ompi_communicator_t *comm, ompi_request_t **request,
-                        mca_coll_base_module_t *module)
+static int async_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    if (run_native_if(module, COLL_ASYNC_IBCAST,
-                      coll_async_native_bytes_eligible(ASYNC(module), dtype, (size_t) count))) {
-        return coll_async_native_bcast(ASYNC(module), buf, count, dtype, root, comm, request);
+    if (run_native(module, COLL_ASYNC_BARRIER_INIT)) {
+        return coll_async_native_barrier(CALL(COLL_ASYNC_BARRIER_INIT, request));
     }
-    return DELEGATE(module, ibcast, buf, count, dtype, root, comm, request);
+    return DELEGATE(module, barrier_init, comm, info, request);
 }
 
-static int async_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                         ompi_request_t **request, mca_coll_base_module_t *module)
+/* MPI_Reduce_local: no communication; the component's kernel where it has one. */
+static int async_reduce_local(const void *inbuf, void *inoutbuf, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_IEXSCAN)) {
-        return completed(OMPI_SUCCESS, comm, request);
-    }
-    return DELEGATE(module, iexscan, sbuf, rbuf, count, dtype, op, comm, request);
-}
+    (void) module;
+    OPAL_THREAD_ADD_FETCH64(&mca_coll_async_reduce_local_calls, 1);
+    if (coll_async_reduction_supported(dtype, op)) {
+        struct coll_async_reduction reduction;
 
-static int async_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                         void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-                         struct ompi_communicator_t *comm, ompi_request_t **request,
-                         mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_IGATHER)) {
-        return completed(coll_async_single_copy(sbuf, scount, sdtype, rbuf, rcount, rdtype),
-                         comm, request);
+        coll_async_reduction_resolve(&reduction, dtype, op);
+        coll_async_reduce(&reduction, inoutbuf, inbuf, (size_t) count);
+    } else {
+        ompi_op_reduce(op, (void *) inbuf, inoutbuf, (size_t) count, dtype);
     }
-    return DELEGATE(module, igather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
-                    request);
-}
-
-static int async_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                          void *rbuf, const int *rcounts, const int *disps,
-                          struct ompi_datatype_t *rdtype, int root,
-                          struct ompi_communicator_t *comm, ompi_request_t **request,
-                          mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_IGATHERV)) {
-        return completed(single_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, disps, rdtype),
-                         comm, request);
-    }
-    return DELEGATE(module, igatherv, sbuf, scount, sdtype, rbuf, rcounts, disps, rdtype, root,
-                    comm, request);
-}
-
-static int async_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                         ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    if (run_native_if(module, COLL_ASYNC_IREDUCE, reducible(module, dtype, op))) {
-        return coll_async_native_reduce(ASYNC(module), sbuf, rbuf, count, dtype, op, root, comm,
-                                        request);
-    }
-    return DELEGATE(module, ireduce, sbuf, rbuf, count, dtype, op, root, comm, request);
-}
-
-static int async_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                       struct ompi_communicator_t *comm,
-                                       ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    if (run_native_if(module, COLL_ASYNC_IREDUCE_SCATTER_BLOCK, reducible(module, dtype, op))) {
-        return coll_async_native_reduce_scatter_block(ASYNC(module), sbuf, rbuf, rcount, dtype,
-                                                      op, comm, request);
-    }
-    return DELEGATE(module, ireduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm, request);
-}
-
-static int async_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                 struct ompi_communicator_t *comm, ompi_request_t **request,
-                                 mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_IREDUCE_SCATTER)) {
-        return completed(coll_async_single_copy(sbuf, rcounts[0], dtype, rbuf, rcounts[0],
-                                                dtype),
-                         comm, request);
-    }
-    return DELEGATE(module, ireduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm, request);
-}
-
-static int async_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                       ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_ISCAN)) {
-        return completed(coll_async_single_copy(sbuf, count, dtype, rbuf, count, dtype), comm,
-                         request);
-    }
-    return DELEGATE(module, iscan, sbuf, rbuf, count, dtype, op, comm, request);
-}
-
-static int async_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                          void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-                          struct ompi_communicator_t *comm, ompi_request_t **request,
-                          mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_ISCATTER)) {
-        return completed(coll_async_single_copy(sbuf, scount, sdtype, rbuf, rcount, rdtype),
-                         comm, request);
-    }
-    return DELEGATE(module, iscatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
-                    request);
-}
-
-static int async_iscatterv(const void *sbuf, const int *scounts, const int *disps,
-                           struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                           struct ompi_datatype_t *rdtype, int root,
-                           struct ompi_communicator_t *comm, ompi_request_t **request,
-                           mca_coll_base_module_t *module)
-{
-    if (run_native(module, COLL_ASYNC_ISCATTERV)) {
-        return completed(single_scatterv(sbuf, scounts, disps, sdtype, rbuf, rcount, rdtype),
-                         comm, request);
-    }
-    return DELEGATE(module, iscatterv, sbuf, scounts, disps, sdtype, rbuf, rcount, rdtype, root,
-                    comm, request);
+    return OMPI_SUCCESS;
 }
 
 void mca_coll_async_dispatch_install(mca_coll_base_module_t *module)
 {
-#define INSTALL(U, l)                       \
-    module->coll_##l = async_##l;           \
-    module->coll_i##l = async_i##l;
+#define INSTALL(U, l)                          \
+    module->coll_##l = async_##l;              \
+    module->coll_i##l = async_i##l;            \
+    module->coll_##l##_init = async_##l##_init;
     COLL_ASYNC_FAMILIES(INSTALL)
 #undef INSTALL
+    module->coll_reduce_local = async_reduce_local;
 }

@@ -48,24 +48,14 @@ static mca_coll_base_module_t *below_module(const mca_coll_base_comm_coll_t *bel
     case COLL_ASYNC_##U:                                                        \
         return NULL != below->coll_##l ? below->coll_##l##_module : NULL;       \
     case COLL_ASYNC_I##U:                                                       \
-        return NULL != below->coll_i##l ? below->coll_i##l##_module : NULL;
+        return NULL != below->coll_i##l ? below->coll_i##l##_module : NULL;     \
+    case COLL_ASYNC_##U##_INIT:                                                 \
+        return NULL != below->coll_##l##_init ? below->coll_##l##_init_module : NULL;
         COLL_ASYNC_FAMILIES(BELOW_CASE)
 #undef BELOW_CASE
     default:
         return NULL;
     }
-}
-
-/*
- * Open MPI 4.1 creates a communicator only when every collective has a function,
- * the persistent ones (MPI_Allreduce_init, ...) and reduce_local included. This
- * version provides neither, so a component below must.
- */
-static bool below_has_the_rest(const mca_coll_base_comm_coll_t *below)
-{
-#define AND_HAS_INIT(U, l) && NULL != below->coll_##l##_init
-    return NULL != below->coll_reduce_local COLL_ASYNC_FAMILIES(AND_HAS_INIT);
-#undef AND_HAS_INIT
 }
 
 /* Name of the component that owns a module selected on comm. */
@@ -94,33 +84,15 @@ static bool all_on_this_node(struct ompi_communicator_t *comm)
     return true;
 }
 
-/* The families with a shared-memory schedule in this version. */
-static bool has_shm_schedule(enum coll_async_family family)
+/* Single process: every collective is a local copy. Several on one node: every
+ * collective, once the channel is open. Across nodes: none yet. */
+static bool has_native(const mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
 {
-    switch (family) {
-    case COLL_ASYNC_FAMILY_ALLGATHER:
-    case COLL_ASYNC_FAMILY_ALLREDUCE:
-    case COLL_ASYNC_FAMILY_BARRIER:
-    case COLL_ASYNC_FAMILY_BCAST:
-    case COLL_ASYNC_FAMILY_REDUCE:
-    case COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* Single process: every collective is a local copy. Several on one node: the
- * families with a shared-memory schedule, once the channel is open. */
-static bool has_native(mca_coll_async_module_t *module, enum coll_async_coll coll,
-                       struct ompi_communicator_t *comm)
-{
-    return 1 == ompi_comm_size(comm)
-           || (module->has_channel && has_shm_schedule(coll_async_family_of(coll)));
+    return 1 == ompi_comm_size(comm) || module->has_channel;
 }
 
 /* Opens the shared-memory channel when comm spans several ranks of this node and
- * one of its native families is enabled. Collective over comm, as creation is. */
+ * a family is not forced to delegate. Collective over comm, as creation is. */
 static void open_channel(mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
 {
     mca_coll_async_component_t *c = &mca_coll_async_component;
@@ -131,7 +103,7 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
     int rc;
 
     for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
-        wanted |= has_shm_schedule(family) && COLL_ASYNC_ALG_DELEGATE != c->algorithm[family];
+        wanted |= COLL_ASYNC_ALG_DELEGATE != c->algorithm[family];
     }
     if (!wanted || 1 == ompi_comm_size(comm) || !all_on_this_node(comm)) {
         return;
@@ -163,7 +135,7 @@ static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll col
     enum coll_async_algorithm alg =
         mca_coll_async_component.algorithm[coll_async_family_of(coll)];
     bool can_delegate = NULL != below_module(&module->below, coll);
-    bool can_run = has_native(module, coll, comm);
+    bool can_run = has_native(module, comm);
 
     if (can_delegate && (COLL_ASYNC_ALG_DELEGATE == alg || !can_run)) {
         module->path[coll] = COLL_ASYNC_PATH_DELEGATED;
@@ -227,10 +199,6 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     mca_coll_async_module_t *module = (mca_coll_async_module_t *) base;
 
     module->below = *comm->c_coll;
-    if (!below_has_the_rest(&module->below)) {
-        mca_coll_async_show_help(0 == ompi_comm_rank(comm), "no persistent below", comm->c_name);
-        return OMPI_ERR_NOT_SUPPORTED;
-    }
     mca_coll_async_place_progress_thread();
     open_channel(module, comm);
     for (int coll = 0; coll < COLL_ASYNC_NUM_COLLS; ++coll) {

@@ -10,14 +10,73 @@
 #include "ompi/op/op.h"
 #include "opal/runtime/opal_progress.h"
 
+#include "coll_async_exchange.h"
 #include "coll_async_native.h"
 #include "coll_async_request.h"
 #include "coll_async_schedule.h"
-#include "coll_async_single.h"
 
 static void progress(void)
 {
     opal_progress();
+}
+
+static int nothing(struct coll_async_op *op)
+{
+    (void) op;
+    return OMPI_SUCCESS;
+}
+
+static int size_of(const struct coll_async_call *call)
+{
+    return ompi_comm_size(call->comm);
+}
+
+static int rank_of(const struct coll_async_call *call)
+{
+    return ompi_comm_rank(call->comm);
+}
+
+/* The shared-memory schedules need the channel, contiguous data and a kernel. */
+static bool has_channel(const struct coll_async_call *call)
+{
+    return call->module->has_channel;
+}
+
+/* Runs op in the form the call asks for. The op's plan, if any, then belongs to
+ * the request, or is freed here when the op ran inline. */
+static int execute(const struct coll_async_call *call, struct coll_async_op *op)
+{
+    int rc;
+
+    op->channel = &call->module->channel;
+    op->stream = &call->module->stream;
+    switch (coll_async_form_of(call->coll)) {
+    case COLL_ASYNC_BLOCKING:
+        rc = coll_async_engine_run(op, progress);
+        coll_async_exchange_free(op->plan);
+        return rc;
+    case COLL_ASYNC_NONBLOCKING:
+        return mca_coll_async_request_post(op, call->comm, call->request);
+    default:
+        return mca_coll_async_request_persistent(op, call->coll, call->comm, call->request);
+    }
+}
+
+static int execute_plan(const struct coll_async_call *call, struct coll_async_exchange *plan)
+{
+    struct coll_async_op work = {.root = -1, .begin = coll_async_exchange_begin, .plan = plan};
+
+    if (NULL == plan) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    return execute(call, &work);
+}
+
+static int execute_nothing(const struct coll_async_call *call)
+{
+    struct coll_async_op work = {.root = -1, .step = nothing};
+
+    return execute(call, &work);
 }
 
 /* Where the data of (buf, count, dtype) starts, for a contiguous layout. */
@@ -37,130 +96,301 @@ static size_t bytes_of(struct ompi_datatype_t *dtype, size_t count)
     return size * count;
 }
 
-bool coll_async_native_reduction_eligible(mca_coll_async_module_t *module,
-                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+static ptrdiff_t extent_of(struct ompi_datatype_t *dtype)
 {
-    return !module->has_channel || coll_async_reduction_supported(dtype, op);
+    ptrdiff_t lb, extent;
+
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    return extent;
 }
 
-bool coll_async_native_bytes_eligible(mca_coll_async_module_t *module,
-                                      struct ompi_datatype_t *dtype, size_t count)
+static bool contiguous(struct ompi_datatype_t *dtype, size_t count)
 {
-    return !module->has_channel
-           || ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) count);
+    return ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) count);
 }
 
-/* Runs op inline, or posts it when the caller asked for a request. */
-static int execute(mca_coll_async_module_t *module, struct coll_async_op *op,
-                   void (*prepare)(struct coll_async_op *op), struct ompi_communicator_t *comm,
-                   ompi_request_t **request)
+/* Reductions */
+
+/* The receive buffer holds the input with MPI_IN_PLACE. */
+static const void *input_of(const void *sbuf, void *rbuf)
 {
-    op->channel = &module->channel;
-    op->stream = &module->stream;
-    if (NULL != request) {
-        return mca_coll_async_request_post(op, prepare, comm, request);
+    return MPI_IN_PLACE == sbuf ? rbuf : sbuf;
+}
+
+static size_t span_of(struct ompi_datatype_t *dtype, size_t count)
+{
+    ptrdiff_t gap;
+
+    return opal_datatype_span(&dtype->super, count, &gap);
+}
+
+/*
+ * The exchange form of a reduction over a shared plan: every rank sends its whole
+ * input (if any rank needs it), and the ranks in receivers fold ranks first..last.
+ */
+static int fold_inputs(const struct coll_async_call *call, const void *sbuf, void *rbuf,
+                       int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                       bool receives, int first, int last, bool sends)
+{
+    int n = size_of(call), me = rank_of(call);
+    const void *input = input_of(sbuf, rbuf);
+    struct coll_async_exchange *plan =
+        coll_async_exchange_new(n, me, false, receives ? (size_t) n * span_of(dtype, count) : 0);
+
+    if (NULL == plan) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    prepare(op);
-    return coll_async_engine_run(op, progress);
-}
-
-/* The arguments every reduction schedule takes (MPI_IN_PLACE: the receive buffer
- * holds the input). */
-static void set_reduction(struct coll_async_op *work, const void *sbuf, void *rbuf,
-                          int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
-{
-    coll_async_reduction_resolve(&work->reduction, dtype, op);
-    work->sbuf = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
-    work->rbuf = rbuf;
-    work->count = (size_t) count;
-    work->bytes = work->count * work->reduction.size;
-}
-
-/* A collective with nothing to do, or done already, in the caller's form. */
-static int finished(int rc, struct ompi_communicator_t *comm, ompi_request_t **request)
-{
-    if (OMPI_SUCCESS != rc || NULL == request) {
-        return rc;
+    if (sends) {
+        coll_async_block_set(&plan->send[0], input, (size_t) count, dtype);
     }
-    return mca_coll_async_request_completed(comm, request);
+    if (receives) {
+        coll_async_exchange_set_fold(plan, op, dtype, (size_t) count, first, last, rbuf);
+        if (first <= me && me <= last) {
+            coll_async_block_set(&plan->self_from, input, (size_t) count, dtype);
+        }
+    }
+    return execute_plan(call, plan);
 }
 
-int coll_async_native_reduce(mca_coll_async_module_t *module, const void *sbuf, void *rbuf,
+int coll_async_native_reduce(const struct coll_async_call *call, const void *sbuf, void *rbuf,
                              int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                             int root, struct ompi_communicator_t *comm,
-                             ompi_request_t **request)
+                             int root)
 {
-    struct coll_async_op work = {.root = root};
-    bool receives = root < 0 || root == ompi_comm_rank(comm);
+    struct coll_async_op work = {.root = root, .begin = coll_async_reduction_begin};
+    int me = rank_of(call);
 
-    if (!module->has_channel || 0 == count) {
-        int rc = receives ? coll_async_single_copy(sbuf, count, dtype, rbuf, count, dtype)
-                          : OMPI_SUCCESS;
-        return finished(rc, comm, request);
+    if (0 == count) {
+        return execute_nothing(call);
     }
-    set_reduction(&work, sbuf, rbuf, count, dtype, op);
-    return execute(module, &work, coll_async_reduction_prepare, comm, request);
+    if (!has_channel(call) || !coll_async_reduction_supported(dtype, op)) {
+        /* allreduce: every rank folds; reduce: the root, from all the others. */
+        return fold_inputs(call, sbuf, rbuf, count, dtype, op, root < 0 || root == me, 0,
+                           size_of(call) - 1, root != me);
+    }
+    coll_async_reduction_resolve(&work.reduction, dtype, op);
+    work.sbuf = input_of(sbuf, rbuf);
+    work.rbuf = rbuf;
+    work.count = (size_t) count;
+    work.bytes = work.count * work.reduction.size;
+    return execute(call, &work);
 }
 
-int coll_async_native_bcast(mca_coll_async_module_t *module, void *buf, int count,
-                            struct ompi_datatype_t *dtype, int root,
-                            struct ompi_communicator_t *comm, ompi_request_t **request)
+int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
+                           int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           bool exclusive)
 {
-    struct coll_async_op work = {.root = root};
+    int n = size_of(call), me = rank_of(call);
+    int last = exclusive ? me - 1 : me;
+
+    if (0 == count) {
+        return execute_nothing(call);
+    }
+    /* Rank r folds ranks 0..r (0..r-1 for exscan); the last rank's input is
+     * nobody's, and exscan leaves rank 0's buffer undefined. */
+    return fold_inputs(call, sbuf, rbuf, count, dtype, op, last >= 0, 0, last, me < n - 1);
+}
+
+int coll_async_native_reduce_scatter(const struct coll_async_call *call, const void *sbuf,
+                                     void *rbuf, int rcount, const int *rcounts,
+                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    struct coll_async_op work = {.root = -1, .begin = coll_async_reduce_scatter_block_begin};
+    int n = size_of(call), me = rank_of(call);
+    const char *input = input_of(sbuf, rbuf);
+    struct coll_async_exchange *plan;
+    size_t offset = 0, mine;
+
+    if (NULL == rcounts && has_channel(call) && 0 < rcount
+        && coll_async_reduction_supported(dtype, op)) {
+        coll_async_reduction_resolve(&work.reduction, dtype, op);
+        work.sbuf = input;
+        work.rbuf = rbuf;
+        work.count = (size_t) rcount;
+        work.bytes = work.count * work.reduction.size;
+        return execute(call, &work);
+    }
+    /* Each rank sends block j of its input to rank j and folds the n blocks it
+     * receives, in rank order. */
+    mine = (size_t) (NULL == rcounts ? rcount : rcounts[me]);
+    plan = coll_async_exchange_new(n, me, true, (size_t) n * span_of(dtype, mine));
+    if (NULL == plan) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int rank = 0; rank < n; ++rank) {
+        size_t count = (size_t) (NULL == rcounts ? rcount : rcounts[rank]);
+        const char *block = input + (ptrdiff_t) offset * extent_of(dtype);
+
+        coll_async_block_set(rank == me ? &plan->self_from : &plan->send[rank], block, count,
+                             dtype);
+        offset += count;
+    }
+    if (0 < mine) {
+        coll_async_exchange_set_fold(plan, op, dtype, mine, 0, n - 1, rbuf);
+    }
+    return execute_plan(call, plan);
+}
+
+/* Data movement */
+
+int coll_async_native_bcast(const struct coll_async_call *call, void *buf, int count,
+                            struct ompi_datatype_t *dtype, int root)
+{
+    struct coll_async_op work = {.root = root, .begin = coll_async_bcast_begin};
+    struct coll_async_exchange *plan;
 
     work.bytes = bytes_of(dtype, (size_t) count);
-    if (!module->has_channel || 0 == work.bytes) {
-        return finished(OMPI_SUCCESS, comm, request);
+    if (1 == size_of(call) || 0 == work.bytes) {
+        return execute_nothing(call);
     }
-    work.rbuf = data_start(buf, dtype);
-    return execute(module, &work, coll_async_bcast_prepare, comm, request);
+    if (contiguous(dtype, (size_t) count)) {
+        work.rbuf = data_start(buf, dtype);
+        return execute(call, &work);
+    }
+    plan = coll_async_exchange_new(size_of(call), rank_of(call), false, 0);
+    if (NULL != plan) {
+        coll_async_block_set(root == rank_of(call) ? &plan->send[0] : &plan->recv[root], buf,
+                             (size_t) count, dtype);
+    }
+    return execute_plan(call, plan);
 }
 
-int coll_async_native_barrier(mca_coll_async_module_t *module, struct ompi_communicator_t *comm,
-                              ompi_request_t **request)
+int coll_async_native_barrier(const struct coll_async_call *call)
 {
-    struct coll_async_op work = {.root = -1};
+    struct coll_async_op work = {.root = -1, .begin = coll_async_barrier_begin};
 
-    if (!module->has_channel) {
-        return finished(OMPI_SUCCESS, comm, request);
+    if (1 == size_of(call)) {
+        return execute_nothing(call);
     }
-    return execute(module, &work, coll_async_barrier_prepare, comm, request);
+    return execute(call, &work);
 }
 
-int coll_async_native_allgather(mca_coll_async_module_t *module, const void *sbuf, int scount,
-                                struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                                struct ompi_datatype_t *rdtype,
-                                struct ompi_communicator_t *comm, ompi_request_t **request)
+/* Block i of a side, as coll_async_side describes. */
+static void side_block(const struct coll_async_side *side, int i, struct coll_async_block *block)
 {
-    struct coll_async_op work = {.root = -1};
-    int rank = ompi_comm_rank(comm);
+    struct ompi_datatype_t *dtype = NULL != side->dtypes ? side->dtypes[i] : side->dtype;
+    const char *base = side->buf;
 
-    if (!module->has_channel) {
-        return finished(coll_async_single_copy(sbuf, scount, sdtype, rbuf, rcount, rdtype), comm,
-                        request);
+    if (NULL == side->counts) {
+        base += (ptrdiff_t) i * side->count * extent_of(dtype);
+        coll_async_block_set(block, base, (size_t) side->count, dtype);
+        return;
     }
-    work.bytes = bytes_of(rdtype, (size_t) rcount);
+    base += NULL != side->dtypes ? (ptrdiff_t) side->displs[i]
+                                 : (ptrdiff_t) side->displs[i] * extent_of(dtype);
+    coll_async_block_set(block, base, (size_t) side->counts[i], dtype);
+}
+
+/* The one block a side names (the send side of a gather, ...). */
+static void single_block(const struct coll_async_side *side, struct coll_async_block *block)
+{
+    coll_async_block_set(block, side->buf, (size_t) side->count, side->dtype);
+}
+
+/* The allgather the shared-memory schedule takes: equal contiguous blocks. */
+static int fast_allgather(const struct coll_async_call *call, const struct coll_async_side *send,
+                          const struct coll_async_side *recv)
+{
+    struct coll_async_op work = {.root = -1, .begin = coll_async_allgather_begin};
+
+    work.bytes = bytes_of(recv->dtype, (size_t) recv->count);
     if (0 == work.bytes) {
-        return finished(OMPI_SUCCESS, comm, request);
+        return execute_nothing(call);
     }
-    work.rbuf = data_start(rbuf, rdtype);
-    work.sbuf = MPI_IN_PLACE == sbuf ? (char *) work.rbuf + (size_t) rank * work.bytes
-                                     : data_start(sbuf, sdtype);
-    return execute(module, &work, coll_async_allgather_prepare, comm, request);
+    work.rbuf = data_start(recv->buf, recv->dtype);
+    work.sbuf = MPI_IN_PLACE == send->buf
+                    ? (char *) work.rbuf + (size_t) rank_of(call) * work.bytes
+                    : data_start(send->buf, send->dtype);
+    return execute(call, &work);
 }
 
-int coll_async_native_reduce_scatter_block(mca_coll_async_module_t *module, const void *sbuf,
-                                           void *rbuf, int rcount, struct ompi_datatype_t *dtype,
-                                           struct ompi_op_t *op,
-                                           struct ompi_communicator_t *comm,
-                                           ompi_request_t **request)
+static bool fast_allgather_fits(const struct coll_async_call *call,
+                                const struct coll_async_side *send,
+                                const struct coll_async_side *recv, int root)
 {
-    struct coll_async_op work = {.root = -1};
+    return root < 0 && NULL == recv->counts && has_channel(call)
+           && contiguous(recv->dtype, (size_t) recv->count * (size_t) size_of(call))
+           && (MPI_IN_PLACE == send->buf || contiguous(send->dtype, (size_t) send->count));
+}
 
-    if (!module->has_channel || 0 == rcount) {
-        return finished(coll_async_single_copy(sbuf, rcount, dtype, rbuf, rcount, dtype), comm,
-                        request);
+int coll_async_native_gather(const struct coll_async_call *call,
+                             const struct coll_async_side *send,
+                             const struct coll_async_side *recv, int root)
+{
+    int n = size_of(call), me = rank_of(call);
+    bool receives = root < 0 || root == me;
+    struct coll_async_exchange *plan;
+
+    if (fast_allgather_fits(call, send, recv, root)) {
+        return fast_allgather(call, send, recv);
     }
-    set_reduction(&work, sbuf, rbuf, rcount, dtype, op);
-    return execute(module, &work, coll_async_reduce_scatter_block_prepare, comm, request);
+    plan = coll_async_exchange_new(n, me, false, 0);
+    if (NULL == plan) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (MPI_IN_PLACE != send->buf && root != me) {
+        single_block(send, &plan->send[0]);
+    }
+    if (receives) {
+        for (int rank = 0; rank < n; ++rank) {
+            side_block(recv, rank, rank == me ? &plan->self_to : &plan->recv[rank]);
+        }
+        if (MPI_IN_PLACE != send->buf) {
+            single_block(send, &plan->self_from);
+        }
+    }
+    /* allgather(v) in place: this rank's block is where the others read it. */
+    if (MPI_IN_PLACE == send->buf && root < 0) {
+        plan->send[0] = plan->self_to;
+        OBJ_RETAIN(plan->send[0].dtype);
+    }
+    return execute_plan(call, plan);
+}
+
+int coll_async_native_scatter(const struct coll_async_call *call,
+                              const struct coll_async_side *send,
+                              const struct coll_async_side *recv, int root)
+{
+    int n = size_of(call), me = rank_of(call);
+    struct coll_async_exchange *plan = coll_async_exchange_new(n, me, true, 0);
+
+    if (NULL == plan) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (root == me) {
+        for (int rank = 0; rank < n; ++rank) {
+            side_block(send, rank, rank == me ? &plan->self_from : &plan->send[rank]);
+        }
+        /* At the root, MPI_IN_PLACE is given as the receive buffer. */
+        if (MPI_IN_PLACE != recv->buf) {
+            single_block(recv, &plan->self_to);
+        }
+    } else {
+        single_block(recv, &plan->recv[root]);
+    }
+    return execute_plan(call, plan);
+}
+
+int coll_async_native_alltoall(const struct coll_async_call *call,
+                               const struct coll_async_side *send,
+                               const struct coll_async_side *recv)
+{
+    int n = size_of(call), me = rank_of(call);
+    struct coll_async_exchange *plan = coll_async_exchange_new(n, me, true, 0);
+    /* In place, each block goes out from where its replacement comes in; the
+     * exchange packs a round before it unpacks that round. */
+    const struct coll_async_side *from = MPI_IN_PLACE == send->buf ? recv : send;
+
+    if (NULL == plan) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int rank = 0; rank < n; ++rank) {
+        if (rank != me) {
+            side_block(from, rank, &plan->send[rank]);
+            side_block(recv, rank, &plan->recv[rank]);
+        } else if (MPI_IN_PLACE != send->buf) {
+            side_block(send, rank, &plan->self_from);
+            side_block(recv, rank, &plan->self_to);
+        }
+    }
+    return execute_plan(call, plan);
 }

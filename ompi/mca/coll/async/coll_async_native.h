@@ -2,10 +2,14 @@
  * coll/async: the collectives this component runs itself.
  *
  * Each turns the MPI arguments into an op (MPI_IN_PLACE resolved, datatypes
- * reduced to bytes or to a reduction) and executes it: inline when request is
- * NULL, else on the progress thread behind a request. On a single-process
- * communicator they are local copies. The *_eligible checks say whether the
- * arguments allow the native path at all; if not, the call is delegated.
+ * reduced to bytes, to a reduction, or to blocks of an exchange plan) and
+ * executes it in the form coll names: inline (blocking), on the progress thread
+ * behind a request (nonblocking), or kept in a persistent request that posts it
+ * at each MPI_Start. The shared-memory schedules of allreduce, reduce, bcast,
+ * barrier, allgather and reduce_scatter_block take contiguous data and the
+ * reductions the component has kernels for; every other case, and every other
+ * collective, is an exchange (coll_async_exchange.h). A single-process
+ * communicator needs no channel: its exchange is a local copy.
  */
 
 #ifndef MCA_COLL_ASYNC_NATIVE_H
@@ -13,29 +17,54 @@
 
 #include "coll_async.h"
 
-bool coll_async_native_reduction_eligible(mca_coll_async_module_t *module,
-                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op);
-bool coll_async_native_bytes_eligible(mca_coll_async_module_t *module,
-                                      struct ompi_datatype_t *dtype, size_t count);
+/* The arguments shared by every entry point. */
+struct coll_async_call {
+    mca_coll_async_module_t *module;
+    struct ompi_communicator_t *comm;
+    enum coll_async_coll coll;
+    ompi_request_t **request; /* NULL when blocking */
+};
 
 /* root < 0: allreduce. */
-int coll_async_native_reduce(mca_coll_async_module_t *module, const void *sbuf, void *rbuf,
+int coll_async_native_reduce(const struct coll_async_call *call, const void *sbuf, void *rbuf,
                              int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                             int root, struct ompi_communicator_t *comm,
-                             ompi_request_t **request);
-int coll_async_native_bcast(mca_coll_async_module_t *module, void *buf, int count,
-                            struct ompi_datatype_t *dtype, int root,
-                            struct ompi_communicator_t *comm, ompi_request_t **request);
-int coll_async_native_barrier(mca_coll_async_module_t *module, struct ompi_communicator_t *comm,
-                              ompi_request_t **request);
-int coll_async_native_allgather(mca_coll_async_module_t *module, const void *sbuf, int scount,
-                                struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                                struct ompi_datatype_t *rdtype,
-                                struct ompi_communicator_t *comm, ompi_request_t **request);
-int coll_async_native_reduce_scatter_block(mca_coll_async_module_t *module, const void *sbuf,
-                                           void *rbuf, int rcount, struct ompi_datatype_t *dtype,
-                                           struct ompi_op_t *op,
-                                           struct ompi_communicator_t *comm,
-                                           ompi_request_t **request);
+                             int root);
+int coll_async_native_bcast(const struct coll_async_call *call, void *buf, int count,
+                            struct ompi_datatype_t *dtype, int root);
+int coll_async_native_barrier(const struct coll_async_call *call);
+/*
+ * One side of a data movement: the blocks of a buffer, one per rank. counts NULL:
+ * every block is count elements, one after the other (allgather, alltoall);
+ * else counts[i] at displs[i] elements (the v forms) or, with dtypes, of
+ * dtypes[i] at displs[i] bytes (alltoallw). buf MPI_IN_PLACE: as MPI says.
+ */
+struct coll_async_side {
+    const void *buf;
+    int count;
+    const int *counts;
+    const int *displs;
+    struct ompi_datatype_t *dtype;
+    struct ompi_datatype_t *const *dtypes;
+};
+
+/* root < 0: allgather(v), else gather(v); send is the one block of this rank. */
+int coll_async_native_gather(const struct coll_async_call *call,
+                             const struct coll_async_side *send,
+                             const struct coll_async_side *recv, int root);
+/* recv is the one block of this rank. */
+int coll_async_native_scatter(const struct coll_async_call *call,
+                              const struct coll_async_side *send,
+                              const struct coll_async_side *recv, int root);
+int coll_async_native_alltoall(const struct coll_async_call *call,
+                               const struct coll_async_side *send,
+                               const struct coll_async_side *recv);
+/* rcounts NULL: reduce_scatter_block with rcount each. */
+int coll_async_native_reduce_scatter(const struct coll_async_call *call, const void *sbuf,
+                                     void *rbuf, int rcount, const int *rcounts,
+                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op);
+/* exclusive: exscan. */
+int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
+                           int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           bool exclusive);
 
 #endif /* MCA_COLL_ASYNC_NATIVE_H */

@@ -16,6 +16,10 @@
 #include "coll_async.h"
 
 volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
+volatile int64_t mca_coll_async_reduce_local_calls;
+
+static int register_counter(const char *name, const char *description,
+                            volatile int64_t *counter);
 
 static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
@@ -39,18 +43,32 @@ int mca_coll_async_pvars_register(void)
             snprintf(name, sizeof(name), "%s_%s", mca_coll_async_coll_names[coll],
                      mca_coll_async_path_names[path]);
             snprintf(description, sizeof(description),
-                     "Number of MPI_%s calls in this process %s",
-                     mca_coll_async_coll_names[coll], descriptions[path]);
-            rc = mca_base_component_pvar_register(
-                &mca_coll_async_component.super.collm_version, name, description,
-                OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
-                MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
-                MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter,
-                NULL, NULL, (void *) &mca_coll_async_calls[coll][path]);
+                     "Number of MPI_%s calls in this process %s%s",
+                     mca_coll_async_coll_names[coll], descriptions[path],
+                     COLL_ASYNC_PERSISTENT == coll_async_form_of(coll)
+                             && COLL_ASYNC_PATH_NATIVE == path
+                         ? " (each MPI_Start)"
+                         : "");
+            rc = register_counter(name, description, &mca_coll_async_calls[coll][path]);
             if (rc < 0) {
                 return rc;
             }
         }
     }
-    return OMPI_SUCCESS;
+    return register_counter("reduce_local_native",
+                            "Number of MPI_Reduce_local calls in this process",
+                            &mca_coll_async_reduce_local_calls);
+}
+
+static int register_counter(const char *name, const char *description,
+                            volatile int64_t *counter)
+{
+    int rc = mca_base_component_pvar_register(
+        &mca_coll_async_component.super.collm_version, name, description, OPAL_INFO_LVL_4,
+        MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+        MCA_BASE_VAR_BIND_NO_OBJECT,
+        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
+        (void *) counter);
+
+    return rc < 0 ? rc : OMPI_SUCCESS;
 }

@@ -9,6 +9,8 @@
 #include "opal/class/opal_free_list.h"
 #include "opal/runtime/opal_progress.h"
 
+#include "coll_async.h"
+#include "coll_async_exchange.h"
 #include "coll_async_request.h"
 
 #define RELEASE_COMPLETED 1
@@ -29,6 +31,8 @@ static int request_cancel(ompi_request_t *request, int complete)
 
 static void give_back(mca_coll_async_request_t *request)
 {
+    coll_async_exchange_free(request->super.req_persistent ? request->persistent.plan
+                                                           : request->op.plan);
     OMPI_REQUEST_FINI(&request->super);
     opal_free_list_return(&requests, &request->super.super);
 }
@@ -42,17 +46,34 @@ static void drop(mca_coll_async_request_t *request, int32_t what)
     }
 }
 
+/* A persistent request may be freed when inactive (MPI-3.1 3.9); freeing an active
+ * one is refused, as coll/libnbc does. */
 static int request_free(ompi_request_t **request)
 {
-    drop((mca_coll_async_request_t *) *request, RELEASE_FREED);
+    mca_coll_async_request_t *req = (mca_coll_async_request_t *) *request;
+
+    if (req->super.req_persistent) {
+        if (!REQUEST_COMPLETE(&req->super)) {
+            return MPI_ERR_REQUEST;
+        }
+        give_back(req);
+        *request = MPI_REQUEST_NULL;
+        return OMPI_SUCCESS;
+    }
+    drop(req, RELEASE_FREED);
     *request = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }
 
 static void complete(mca_coll_async_request_t *request)
 {
+    /* Once complete, a persistent request may be started again at once. */
+    bool persistent = request->super.req_persistent;
+
     ompi_request_complete(&request->super, true);
-    drop(request, RELEASE_COMPLETED);
+    if (!persistent) {
+        drop(request, RELEASE_COMPLETED);
+    }
 }
 
 /* Application threads, from opal_progress(). */
@@ -128,7 +149,7 @@ void mca_coll_async_requests_fini(void)
     OBJ_DESTRUCT(&requests);
 }
 
-static mca_coll_async_request_t *new_request(struct ompi_communicator_t *comm)
+static mca_coll_async_request_t *new_request(struct ompi_communicator_t *comm, bool persistent)
 {
     mca_coll_async_request_t *request =
         (mca_coll_async_request_t *) opal_free_list_get(&requests);
@@ -136,43 +157,82 @@ static mca_coll_async_request_t *new_request(struct ompi_communicator_t *comm)
     if (NULL == request) {
         return NULL;
     }
-    OMPI_REQUEST_INIT(&request->super, false);
+    OMPI_REQUEST_INIT(&request->super, persistent);
     request->super.req_mpi_object.comm = comm;
     request->super.req_status.MPI_ERROR = MPI_SUCCESS;
-    request->super.req_state = OMPI_REQUEST_ACTIVE;
+    request->super.req_state = persistent ? OMPI_REQUEST_INACTIVE : OMPI_REQUEST_ACTIVE;
+    request->super.req_start = NULL;
     request->release = 0;
     return request;
 }
 
 int mca_coll_async_request_completed(struct ompi_communicator_t *comm, ompi_request_t **request)
 {
-    mca_coll_async_request_t *req = new_request(comm);
+    mca_coll_async_request_t *req = new_request(comm, false);
 
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    req->op.plan = NULL;
     req->release = RELEASE_COMPLETED;
     ompi_request_complete(&req->super, false);
     *request = &req->super;
     return OMPI_SUCCESS;
 }
 
-int mca_coll_async_request_post(const struct coll_async_op *op,
-                                void (*prepare)(struct coll_async_op *op),
-                                struct ompi_communicator_t *comm, ompi_request_t **request)
+int mca_coll_async_request_post(const struct coll_async_op *op, struct ompi_communicator_t *comm,
+                                ompi_request_t **request)
 {
-    mca_coll_async_request_t *req = new_request(comm);
+    mca_coll_async_request_t *req = new_request(comm, false);
 
     if (NULL == req) {
+        coll_async_exchange_free(op->plan);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     req->op = *op;
     req->op.finished = op_finished;
-    prepare(&req->op);
     if (0 != coll_async_engine_post(&req->op)) {
         give_back(req);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    *request = &req->super;
+    return OMPI_SUCCESS;
+}
+
+/* MPI_Start and MPI_Startall on persistent requests of this component. */
+static int request_start(size_t count, ompi_request_t **requests)
+{
+    for (size_t i = 0; i < count; ++i) {
+        mca_coll_async_request_t *req = (mca_coll_async_request_t *) requests[i];
+
+        req->op = req->persistent;
+        req->super.req_status.MPI_ERROR = MPI_SUCCESS;
+        req->super.req_complete = REQUEST_PENDING;
+        req->super.req_state = OMPI_REQUEST_ACTIVE;
+        mca_coll_async_count(req->coll, COLL_ASYNC_PATH_NATIVE);
+        if (0 != coll_async_engine_post(&req->op)) {
+            req->super.req_complete = REQUEST_COMPLETED;
+            req->super.req_state = OMPI_REQUEST_INACTIVE;
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_async_request_persistent(const struct coll_async_op *op, enum coll_async_coll coll,
+                                      struct ompi_communicator_t *comm,
+                                      ompi_request_t **request)
+{
+    mca_coll_async_request_t *req = new_request(comm, true);
+
+    if (NULL == req) {
+        coll_async_exchange_free(op->plan);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    req->persistent = *op;
+    req->persistent.finished = op_finished;
+    req->coll = coll;
+    req->super.req_start = request_start;
     *request = &req->super;
     return OMPI_SUCCESS;
 }

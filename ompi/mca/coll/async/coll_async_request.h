@@ -19,6 +19,7 @@
 
 #include "ompi/request/request.h"
 
+#include "coll_async_collectives.h"
 #include "coll_async_engine.h"
 
 typedef struct mca_coll_async_request_t {
@@ -26,6 +27,9 @@ typedef struct mca_coll_async_request_t {
     struct coll_async_op op;
     struct mca_coll_async_request_t *next_finished;
     volatile int32_t release; /* bits: completion done, freed by the user */
+    /* Persistent requests: the op as built at init, copied into op at each start. */
+    struct coll_async_op persistent;
+    enum coll_async_coll coll;
 } mca_coll_async_request_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_async_request_t);
@@ -37,10 +41,15 @@ void mca_coll_async_requests_fini(void);
  * operation was done before the call returned), for comm. */
 int mca_coll_async_request_completed(struct ompi_communicator_t *comm, ompi_request_t **request);
 
-/* Copies op into a new request, lets prepare take its place in the communicator's
- * sequence, and posts it to the engine. */
-int mca_coll_async_request_post(const struct coll_async_op *op,
-                                void (*prepare)(struct coll_async_op *op),
-                                struct ompi_communicator_t *comm, ompi_request_t **request);
+/* Copies op (and ownership of its plan) into a new request and posts it to the
+ * engine. */
+int mca_coll_async_request_post(const struct coll_async_op *op, struct ompi_communicator_t *comm,
+                                ompi_request_t **request);
+
+/* Keeps op (and its plan) in a new inactive persistent request; each MPI_Start
+ * counts one coll and posts a copy of op. */
+int mca_coll_async_request_persistent(const struct coll_async_op *op, enum coll_async_coll coll,
+                                      struct ompi_communicator_t *comm,
+                                      ompi_request_t **request);
 
 #endif /* MCA_COLL_ASYNC_REQUEST_H */
