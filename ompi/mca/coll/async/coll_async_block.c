@@ -40,36 +40,88 @@ void coll_async_block_release(struct coll_async_block *block)
     }
 }
 
-/* Packs (pack) or unpacks length bytes at stream position offset through a convertor. */
-static int convert(const struct coll_async_block *block, size_t offset, void *memory,
-                   size_t length, bool pack)
+/* A convertor over the block, at stream position *position. A send convertor
+ * only stops between predefined elements, so it may settle before *position. */
+static int open_convertor(const struct coll_async_block *block, bool pack, size_t *position,
+                          opal_convertor_t *convertor)
 {
-    opal_convertor_t convertor;
-    struct iovec iov = {.iov_base = memory, .iov_len = length};
-    uint32_t iov_count = 1;
-    size_t position = offset, moved = length;
     int rc;
 
-    OBJ_CONSTRUCT(&convertor, opal_convertor_t);
+    OBJ_CONSTRUCT(convertor, opal_convertor_t);
     if (pack) {
         rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor,
                                                       &block->dtype->super, block->count,
-                                                      block->base, 0, &convertor);
+                                                      block->base, 0, convertor);
     } else {
         rc = opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor,
                                                       &block->dtype->super, block->count,
-                                                      block->base, 0, &convertor);
+                                                      block->base, 0, convertor);
     }
-    if (OPAL_SUCCESS == rc) {
-        rc = opal_convertor_set_position(&convertor, &position);
-    }
-    if (OPAL_SUCCESS == rc) {
-        rc = pack ? opal_convertor_pack(&convertor, &iov, &iov_count, &moved)
-                  : opal_convertor_unpack(&convertor, &iov, &iov_count, &moved);
-        rc = rc < 0 || moved != length ? OMPI_ERROR : OMPI_SUCCESS;
+    return OPAL_SUCCESS == rc ? opal_convertor_set_position(convertor, position) : rc;
+}
+
+/* One convertor step into or out of [memory, memory + length); *moved: bytes done. */
+static int convert_step(opal_convertor_t *convertor, bool pack, void *memory, size_t length,
+                        size_t *moved)
+{
+    struct iovec iov = {.iov_base = memory, .iov_len = length};
+    uint32_t iov_count = 1;
+    int rc;
+
+    *moved = length;
+    rc = pack ? opal_convertor_pack(convertor, &iov, &iov_count, moved)
+              : opal_convertor_unpack(convertor, &iov, &iov_count, moved);
+    return rc < 0 ? OMPI_ERROR : OMPI_SUCCESS;
+}
+
+/* The convertor packs whole predefined elements only, so a range that starts or
+ * ends inside one (a chunk boundary through an MPI_SHORT_INT, say) packs that
+ * element into scratch and keeps the part inside the range. */
+static int pack_range(const struct coll_async_block *block, size_t offset, char *to,
+                      size_t length)
+{
+    char scratch[64]; /* more than the largest predefined element */
+    opal_convertor_t convertor;
+    size_t position = offset, moved;
+    int rc = open_convertor(block, true, &position, &convertor);
+    size_t skip = offset - position; /* bytes of the first element before the range */
+    bool stage = skip > 0;
+
+    while (OMPI_SUCCESS == rc && length > 0) {
+        if (!stage) {
+            rc = convert_step(&convertor, true, to, length, &moved);
+            to += moved, length -= moved;
+            stage = 0 == moved; /* less than one element left */
+            continue;
+        }
+        rc = convert_step(&convertor, true, scratch, sizeof(scratch), &moved);
+        if (OMPI_SUCCESS == rc && moved <= skip) {
+            rc = OMPI_ERROR; /* the range runs past the end of the block */
+        } else if (OMPI_SUCCESS == rc) {
+            size_t keep = moved - skip < length ? moved - skip : length;
+
+            memcpy(to, scratch + skip, keep);
+            to += keep, length -= keep;
+            skip = 0, stage = false;
+        }
     }
     OBJ_DESTRUCT(&convertor);
     return rc;
+}
+
+/* A receive convertor takes partial elements itself. */
+static int unpack_range(const struct coll_async_block *block, size_t offset, const void *from,
+                        size_t length)
+{
+    opal_convertor_t convertor;
+    size_t position = offset, moved = 0;
+    int rc = open_convertor(block, false, &position, &convertor);
+
+    if (OMPI_SUCCESS == rc && position == offset) {
+        rc = convert_step(&convertor, false, (void *) from, length, &moved);
+    }
+    OBJ_DESTRUCT(&convertor);
+    return OMPI_SUCCESS == rc && moved == length ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
 int coll_async_block_pack(const struct coll_async_block *block, size_t offset, void *to,
@@ -79,7 +131,7 @@ int coll_async_block_pack(const struct coll_async_block *block, size_t offset, v
         memcpy(to, block->contiguous + offset, length);
         return OMPI_SUCCESS;
     }
-    return convert(block, offset, to, length, true);
+    return pack_range(block, offset, to, length);
 }
 
 int coll_async_block_unpack(const struct coll_async_block *block, size_t offset,
@@ -89,7 +141,7 @@ int coll_async_block_unpack(const struct coll_async_block *block, size_t offset,
         memcpy(block->contiguous + offset, from, length);
         return OMPI_SUCCESS;
     }
-    return convert(block, offset, (void *) from, length, false);
+    return unpack_range(block, offset, from, length);
 }
 
 int coll_async_block_copy(const struct coll_async_block *from, const struct coll_async_block *to)
