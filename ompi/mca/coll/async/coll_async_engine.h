@@ -62,6 +62,7 @@ struct coll_async_op {
     uint64_t seq;   /* sequence number of the step in progress on the communicator */
     size_t done;    /* bytes or chunks completed, for pipelined schedules */
     size_t rounds;  /* rounds agreed with the peers, for schedules that agree on them */
+    int failed;     /* a local failure, reported once the peers need this rank no more */
     void *plan;     /* per-peer arguments of the schedules that need them */
 };
 

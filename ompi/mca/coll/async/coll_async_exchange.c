@@ -222,7 +222,7 @@ static int exchange(struct coll_async_op *op)
                 return COLL_ASYNC_AGAIN;
             }
             if (OMPI_SUCCESS != write_round(op, lane)) {
-                return OMPI_ERROR;
+                op->failed = OMPI_ERROR; /* still publish: the peers wait for the round */
             }
             schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
             op->phase = 1;
@@ -234,10 +234,10 @@ static int exchange(struct coll_async_op *op)
             agree_on_rounds(op);
         }
         if (OMPI_SUCCESS != read_round(op, lane)) {
-            return OMPI_ERROR;
+            op->failed = OMPI_ERROR;
         }
         if (++op->done == op->rounds) {
-            return OMPI_SUCCESS;
+            return op->failed;
         }
         ++op->seq;
         op->phase = 0;
@@ -267,6 +267,7 @@ void coll_async_exchange_begin(struct coll_async_op *op)
     op->phase = 0;
     op->done = 0;
     op->rounds = 0;
+    op->failed = OMPI_SUCCESS;
     if (1 == plan->nranks) {
         op->step = finish_locally;
         return;
