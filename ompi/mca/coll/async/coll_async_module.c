@@ -137,12 +137,12 @@ static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll col
     bool can_delegate = NULL != below_module(&module->below, coll);
     bool can_run = has_native(module, comm);
 
-    if (can_delegate && (COLL_ASYNC_ALG_DELEGATE == alg || !can_run)) {
-        module->path[coll] = COLL_ASYNC_PATH_DELEGATED;
+    if (can_run && COLL_ASYNC_ALG_DELEGATE != alg) {
+        module->path[coll] = COLL_ASYNC_PATH_NATIVE;
         return OMPI_SUCCESS;
     }
-    if (can_run) {
-        module->path[coll] = COLL_ASYNC_PATH_NATIVE;
+    if (can_delegate) {
+        module->path[coll] = COLL_ASYNC_PATH_DELEGATED;
         return OMPI_SUCCESS;
     }
     mca_coll_async_show_help(0 == ompi_comm_rank(comm), "nothing below",
