@@ -206,15 +206,34 @@ typedef struct window {
     int calls[NUM_COLLS], present[NUM_COLLS];
 } window;
 
-/* Opens a window around what the caller runs next for checks cs. counting: the
- * calls that run count (0: nothing may move, as when persistent requests are
- * created, which count at each start). */
-static void window_open(window *w, check *const *cs, int n, int counting)
+/* Which of the calls in a window count. A persistent collective counts where its
+ * work is decided: a native one at each start, a delegated one once, when the
+ * request is created (the component below owns the starts). */
+enum counting {
+    COUNT_ALL,       /* blocking and nonblocking calls */
+    COUNT_CREATION,  /* persistent requests being created: the delegated ones */
+    COUNT_START      /* persistent requests being started: the native ones */
+};
+
+static int counts(const check *c, enum counting counting)
+{
+    switch (counting) {
+    case COUNT_CREATION:
+        return PATH_DELEGATED == path_for(c->coll, c->cx);
+    case COUNT_START:
+        return PATH_NATIVE == path_for(c->coll, c->cx);
+    default:
+        return 1;
+    }
+}
+
+/* Opens a window around what the caller runs next for checks cs. */
+static void window_open(window *w, check *const *cs, int n, enum counting counting)
 {
     memset(w, 0, sizeof(*w));
     for (int i = 0; i < n; ++i) {
         w->present[cs[i]->coll] = 1;
-        if (counting) {
+        if (counts(cs[i], counting)) {
             w->calls[cs[i]->coll] += ompi_calls_coll(cs[i]);
             add_expected(cs[i], w->expect[cs[i]->coll]);
         }
@@ -227,8 +246,8 @@ static void window_open(window *w, check *const *cs, int n, int counting)
 }
 
 /* Closes the window: each collective's counters must have moved by the expected
- * amounts. when: what ran, for the failure line, when nothing was to move. */
-static void window_close(window *w, check *const *cs, int n, const char *when)
+ * amounts. */
+static void window_close(window *w, check *const *cs, int n)
 {
     for (int k = 0; k < NUM_COLLS; ++k) {
         unsigned long long after[NUM_PATHS];
@@ -250,13 +269,9 @@ static void window_close(window *w, check *const *cs, int n, const char *when)
         for (int i = 0; i < n && NULL == c; ++i) {
             c = (int) cs[i]->coll == k ? cs[i] : NULL;
         }
-        if (when) {
-            snprintf(what, sizeof(what), "%s, expected none", when);
-        } else {
-            snprintf(what, sizeof(what), "for %d call%s, expected %s", w->calls[k],
-                     1 == w->calls[k] ? "" : "s",
-                     opt.expect_component ? "moves" : "none (component absent)");
-        }
+        snprintf(what, sizeof(what), "for %d call%s, expected %s", w->calls[k],
+                 1 == w->calls[k] ? "" : "s",
+                 opt.expect_component ? "moves" : "none (component absent)");
         report_failure(c, "counters %s: coll_async_%s_native +%llu (expected +%llu), "
                        "coll_async_%s_delegated +%llu (expected +%llu)",
                        what, coll_names[k], after[PATH_NATIVE] - w->before[k][PATH_NATIVE],
@@ -377,7 +392,7 @@ static void run_persistent(check **cs, int n)
     int rc, created = 1;
     window w;
 
-    window_open(&w, cs, n, 0);
+    window_open(&w, cs, n, COUNT_CREATION);
     for (int i = 0; i < n; ++i) {
         rc = cs[i]->call(cs[i]);
         if (MPI_SUCCESS != rc) {
@@ -388,14 +403,14 @@ static void run_persistent(check **cs, int n)
         reqs[i] = cs[i]->req;
     }
     if (created) {
-        window_close(&w, cs, n, "when the request was created (it counts at each start)");
+        window_close(&w, cs, n);
     }
 
     for (int start = 1; created && start <= PERSISTENT_STARTS; ++start) {
         for (int i = 0; i < n; ++i) {
             now[i] = check_for_start(cs[i], start);
         }
-        window_open(&w, now, n, 1);
+        window_open(&w, now, n, COUNT_START);
         if (1 == n) {
             rc = MPI_Start(&reqs[0]);
             rc = MPI_SUCCESS == rc ? complete(&reqs[0]) : rc;
@@ -409,7 +424,7 @@ static void run_persistent(check **cs, int n)
                                             : "MPI_Startall or MPI_Waitall", rc);
             created = 0;
         } else {
-            window_close(&w, now, n, NULL);
+            window_close(&w, now, n);
         }
         for (int i = 0; i < n; ++i) {
             if (now[i] != cs[i]) {
@@ -453,7 +468,7 @@ void run_check(check *c)
         run_persistent(&c, 1);
         return;
     }
-    window_open(&w, &c, 1, 1);
+    window_open(&w, &c, 1, COUNT_ALL);
     rc = c->call(c);
     if (MPI_SUCCESS == rc && coll_has_request(c->coll)) {
         rc = complete(&c->req);
@@ -464,11 +479,12 @@ void run_check(check *c)
                                                       : "the call", rc);
         return;
     }
-    window_close(&w, &c, 1, NULL);
+    window_close(&w, &c, 1);
     compare_regions(c);
 }
 
-/* Creates c's persistent request and frees it without a start: nothing may count. */
+/* Creates c's persistent request and frees it without a start: only a delegated
+ * creation counts. */
 static void run_unstarted(check *c)
 {
     window w;
@@ -477,7 +493,7 @@ static void run_unstarted(check *c)
     if (opt.verbose) {
         print_check(c);
     }
-    window_open(&w, &c, 1, 0);
+    window_open(&w, &c, 1, COUNT_CREATION);
     rc = c->call(c);
     if (MPI_SUCCESS == rc) {
         rc = MPI_Request_free(&c->req);
@@ -487,7 +503,7 @@ static void run_unstarted(check *c)
         report_mpi_error(c, "creating the persistent request or freeing it unstarted", rc);
         return;
     }
-    window_close(&w, &c, 1, "when a request was created and freed, never started");
+    window_close(&w, &c, 1);
 }
 
 void run_batch(check **cs, int n)
@@ -507,7 +523,7 @@ void run_batch(check **cs, int n)
         return;
     }
     reqs = xrealloc(NULL, (size_t) n * sizeof(*reqs));
-    window_open(&w, cs, n, 1);
+    window_open(&w, cs, n, COUNT_ALL);
     for (int i = 0; i < n; ++i) {
         rc = cs[i]->call(cs[i]);
         if (MPI_SUCCESS != rc) {
@@ -522,7 +538,7 @@ void run_batch(check **cs, int n)
         record_check(0);
         report_mpi_error(cs[0], "MPI_Waitall over the batch", rc);
     } else if (!start_failed) {
-        window_close(&w, cs, n, NULL);
+        window_close(&w, cs, n);
         for (int i = 0; i < n; ++i) {
             compare_regions(cs[i]);
         }
