@@ -1,11 +1,13 @@
 /*
  * coll/async: the algorithms, as schedules the engine executes.
  *
- * Each family's prepare function takes an op whose channel, buffers and sizes the
+ * Each family's begin function takes an op whose channel, buffers and sizes the
  * glue has filled (MPI_IN_PLACE already resolved to the buffer it names), picks a
  * schedule for the message size and the channel, sets op->step and takes the
- * sequence numbers the schedule needs. A step returns COLL_ASYNC_AGAIN where it
- * would wait for a peer, and resumes there at the next call.
+ * sequence numbers the schedule needs. The engine calls it when the op's turn
+ * comes, so sequence numbers follow the order ops run in. A step returns
+ * COLL_ASYNC_AGAIN where it would wait for a peer, and resumes there at the next
+ * call.
  *
  * The schedules of this version are shared-memory native: every rank of the
  * communicator is on this node (coll_async_mapper.h).
