@@ -31,10 +31,10 @@ static int request_cancel(ompi_request_t *request, int complete)
 
 static void give_back(mca_coll_async_request_t *request)
 {
-    coll_async_exchange_free(request->super.req_persistent ? request->persistent.plan
-                                                           : request->op.plan);
-    OMPI_REQUEST_FINI(&request->super);
-    opal_free_list_return(&requests, &request->super.super);
+    coll_async_exchange_free(request->base.super.req_persistent ? request->persistent.plan
+                                                                : request->op.plan);
+    OMPI_REQUEST_FINI(&request->base.super);
+    opal_free_list_return(&requests, &request->base.super.super);
 }
 
 /* The request goes back to the list when both the completion and the user's free
@@ -52,8 +52,8 @@ static int request_free(ompi_request_t **request)
 {
     mca_coll_async_request_t *req = (mca_coll_async_request_t *) *request;
 
-    if (req->super.req_persistent) {
-        if (!REQUEST_COMPLETE(&req->super)) {
+    if (req->base.super.req_persistent) {
+        if (!REQUEST_COMPLETE(&req->base.super)) {
             return MPI_ERR_REQUEST;
         }
         give_back(req);
@@ -68,9 +68,9 @@ static int request_free(ompi_request_t **request)
 static void complete(mca_coll_async_request_t *request)
 {
     /* Once complete, a persistent request may be started again at once. */
-    bool persistent = request->super.req_persistent;
+    bool persistent = request->base.super.req_persistent;
 
-    ompi_request_complete(&request->super, true);
+    ompi_request_complete(&request->base.super, true);
     if (!persistent) {
         drop(request, RELEASE_COMPLETED);
     }
@@ -107,7 +107,7 @@ static void op_finished(struct coll_async_op *op, int status)
         (mca_coll_async_request_t *) ((char *) op - offsetof(mca_coll_async_request_t, op));
     mca_coll_async_request_t *head;
 
-    request->super.req_status.MPI_ERROR = OMPI_SUCCESS == status ? MPI_SUCCESS : MPI_ERR_INTERN;
+    request->base.super.req_status.MPI_ERROR = OMPI_SUCCESS == status ? MPI_SUCCESS : MPI_ERR_INTERN;
     if (opal_using_threads()) {
         complete(request);
         return;
@@ -121,12 +121,13 @@ static void op_finished(struct coll_async_op *op, int status)
 
 static void request_construct(mca_coll_async_request_t *request)
 {
-    request->super.req_type = OMPI_REQUEST_COLL;
-    request->super.req_free = request_free;
-    request->super.req_cancel = request_cancel;
+    request->base.super.req_type = OMPI_REQUEST_COLL;
+    request->base.super.req_free = request_free;
+    request->base.super.req_cancel = request_cancel;
 }
 
-OBJ_CLASS_INSTANCE(mca_coll_async_request_t, ompi_request_t, request_construct, NULL);
+OBJ_CLASS_INSTANCE(mca_coll_async_request_t, ompi_coll_base_nbc_request_t, request_construct,
+                   NULL);
 
 int mca_coll_async_requests_init(void)
 {
@@ -157,11 +158,14 @@ static mca_coll_async_request_t *new_request(struct ompi_communicator_t *comm, b
     if (NULL == request) {
         return NULL;
     }
-    OMPI_REQUEST_INIT(&request->super, persistent);
-    request->super.req_mpi_object.comm = comm;
-    request->super.req_status.MPI_ERROR = MPI_SUCCESS;
-    request->super.req_state = persistent ? OMPI_REQUEST_INACTIVE : OMPI_REQUEST_ACTIVE;
-    request->super.req_start = NULL;
+    OMPI_REQUEST_INIT(&request->base.super, persistent);
+    request->base.super.req_mpi_object.comm = comm;
+    request->base.super.req_status.MPI_ERROR = MPI_SUCCESS;
+    request->base.super.req_state = persistent ? OMPI_REQUEST_INACTIVE : OMPI_REQUEST_ACTIVE;
+    request->base.super.req_start = NULL;
+    request->base.cb.req_complete_cb = NULL; /* what the bindings stored last time */
+    request->base.req_complete_cb_data = NULL;
+    request->base.data.objs.objs[0] = request->base.data.objs.objs[1] = NULL;
     request->release = 0;
     return request;
 }
@@ -175,8 +179,8 @@ int mca_coll_async_request_completed(struct ompi_communicator_t *comm, ompi_requ
     }
     req->op.plan = NULL;
     req->release = RELEASE_COMPLETED;
-    ompi_request_complete(&req->super, false);
-    *request = &req->super;
+    ompi_request_complete(&req->base.super, false);
+    *request = &req->base.super;
     return OMPI_SUCCESS;
 }
 
@@ -195,7 +199,7 @@ int mca_coll_async_request_post(const struct coll_async_op *op, struct ompi_comm
         give_back(req);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    *request = &req->super;
+    *request = &req->base.super;
     return OMPI_SUCCESS;
 }
 
@@ -206,13 +210,13 @@ static int request_start(size_t count, ompi_request_t **requests)
         mca_coll_async_request_t *req = (mca_coll_async_request_t *) requests[i];
 
         req->op = req->persistent;
-        req->super.req_status.MPI_ERROR = MPI_SUCCESS;
-        req->super.req_complete = REQUEST_PENDING;
-        req->super.req_state = OMPI_REQUEST_ACTIVE;
+        req->base.super.req_status.MPI_ERROR = MPI_SUCCESS;
+        req->base.super.req_complete = REQUEST_PENDING;
+        req->base.super.req_state = OMPI_REQUEST_ACTIVE;
         mca_coll_async_count(req->coll, COLL_ASYNC_PATH_NATIVE);
         if (0 != coll_async_engine_post(&req->op)) {
-            req->super.req_complete = REQUEST_COMPLETED;
-            req->super.req_state = OMPI_REQUEST_INACTIVE;
+            req->base.super.req_complete = REQUEST_COMPLETED;
+            req->base.super.req_state = OMPI_REQUEST_INACTIVE;
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
     }
@@ -232,7 +236,7 @@ int mca_coll_async_request_persistent(const struct coll_async_op *op, enum coll_
     req->persistent = *op;
     req->persistent.finished = op_finished;
     req->coll = coll;
-    req->super.req_start = request_start;
-    *request = &req->super;
+    req->base.super.req_start = request_start;
+    *request = &req->base.super;
     return OMPI_SUCCESS;
 }

@@ -17,13 +17,18 @@
 
 #include "ompi_config.h"
 
+#include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/request/request.h"
 
 #include "coll_async_collectives.h"
 #include "coll_async_engine.h"
 
 typedef struct mca_coll_async_request_t {
-    ompi_request_t super;
+    /* Open MPI's layout for nonblocking collective requests, not a bare
+     * ompi_request_t: after a coll_i* function returns, the MPI_I* bindings keep
+     * a user-defined op or derived datatype alive by writing it and a completion
+     * callback into the fields that follow ompi_request_t. */
+    ompi_coll_base_nbc_request_t base;
     struct coll_async_op op;
     struct mca_coll_async_request_t *next_finished;
     volatile int32_t release; /* bits: completion done, freed by the user */
