@@ -136,17 +136,35 @@ static size_t round_share(const struct coll_async_block *block, size_t round, si
     return block->bytes - offset < lane ? block->bytes - offset : lane;
 }
 
+static size_t rounds_for(const struct coll_async_block *block, size_t lane)
+{
+    return NULL == block->dtype ? 0 : (block->bytes + lane - 1) / lane;
+}
+
+/* The rounds this rank's sends need. */
 static uint64_t rounds_needed(const struct coll_async_exchange *plan, size_t lane)
 {
     size_t most = 0;
 
     for (int i = 0; i < (plan->personal ? plan->nranks : 1); ++i) {
-        if ((!plan->personal || i != plan->rank) && NULL != plan->send[i].dtype
-            && plan->send[i].bytes > most) {
-            most = plan->send[i].bytes;
+        if ((!plan->personal || i != plan->rank) && rounds_for(&plan->send[i], lane) > most) {
+            most = rounds_for(&plan->send[i], lane);
         }
     }
-    return (most + lane - 1) / lane;
+    return most;
+}
+
+/* A uniform plan's rounds: those of its largest block, sent or received. */
+static uint64_t uniform_rounds(const struct coll_async_exchange *plan, size_t lane)
+{
+    uint64_t most = rounds_needed(plan, lane);
+
+    for (int rank = 0; rank < plan->nranks; ++rank) {
+        if (rank != plan->rank && rounds_for(&plan->recv[rank], lane) > most) {
+            most = rounds_for(&plan->recv[rank], lane);
+        }
+    }
+    return most > 1 ? most : 1;
 }
 
 static int write_round(struct coll_async_op *op, size_t lane)
@@ -209,6 +227,25 @@ static void agree_on_rounds(struct coll_async_op *op)
     }
 }
 
+/* A uniform plan reads only the ranks that send it something; the others need
+ * every header. */
+static bool writers_arrived(const struct coll_async_op *op)
+{
+    const struct coll_async_exchange *plan = op->plan;
+
+    if (!plan->uniform) {
+        return schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq);
+    }
+    for (int rank = 0; rank < plan->nranks; ++rank) {
+        if (rank != plan->rank && NULL != plan->recv[rank].dtype && 0 != plan->recv[rank].bytes
+            && !coll_async_shm_reached(schedule_shm(op), rank, COLL_ASYNC_SHM_ARRIVED,
+                                       op->seq)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static int exchange(struct coll_async_op *op)
 {
     size_t lane = lane_bytes(op);
@@ -227,10 +264,10 @@ static int exchange(struct coll_async_op *op)
             schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
             op->phase = 1;
         }
-        if (!schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+        if (!writers_arrived(op)) {
             return COLL_ASYNC_AGAIN;
         }
-        if (0 == op->done) {
+        if (0 == op->rounds) {
             agree_on_rounds(op);
         }
         if (OMPI_SUCCESS != read_round(op, lane)) {
@@ -273,5 +310,10 @@ void coll_async_exchange_begin(struct coll_async_op *op)
         return;
     }
     op->step = exchange_then_finish;
+    if (plan->uniform && 0 != lane_bytes(op)) {
+        op->rounds = uniform_rounds(plan, lane_bytes(op));
+        op->seq = coll_async_mapper_sequence(op->channel, op->rounds);
+        return;
+    }
     op->seq = coll_async_mapper_sequence(op->channel, 1);
 }

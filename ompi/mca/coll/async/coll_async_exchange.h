@@ -9,9 +9,13 @@
  * A shared plan has one send block that every receiver reads (allgather, gather);
  * a personal plan has one per receiver (alltoall, scatter). In shared memory a
  * rank's slot holds a header line, then one lane (shared) or one lane per
- * receiver (personal). The data crosses in rounds of one lane; in the first round
- * every rank also writes how many rounds it needs, and all run the largest, so
- * the v-collectives agree on their length although no rank knows every count.
+ * receiver (personal). The data crosses in rounds of one lane. In a uniform plan
+ * every rank's largest block has the same size (the collectives without v or w),
+ * so each rank counts the rounds itself and waits only for the ranks it reads
+ * from: a gather's senders leave as soon as their data is out. Otherwise every
+ * rank writes in the first round how many rounds it needs, and all run the
+ * largest, so the v-collectives agree on their length although no rank knows
+ * every count.
  */
 
 #ifndef MCA_COLL_ASYNC_EXCHANGE_H
@@ -36,6 +40,7 @@ struct coll_async_fold {
 struct coll_async_exchange {
     int nranks, rank;
     bool personal;
+    bool uniform;                       /* set by the caller when it holds */
     struct coll_async_block *send;      /* [nranks] personal, [1] shared */
     struct coll_async_block *recv;      /* [nranks], from each rank */
     struct coll_async_block self_from;  /* this rank's own part, copied locally */

@@ -62,6 +62,23 @@ static int execute(const struct coll_async_call *call, struct coll_async_op *op)
     }
 }
 
+/* Whether every rank's blocks have one size, known to all (coll_async_exchange.h):
+ * decided by the collective, never by arguments that only the root reads. */
+static bool uniform(enum coll_async_family family)
+{
+    switch (family) {
+    case COLL_ASYNC_FAMILY_ALLGATHERV:
+    case COLL_ASYNC_FAMILY_ALLTOALLV:
+    case COLL_ASYNC_FAMILY_ALLTOALLW:
+    case COLL_ASYNC_FAMILY_GATHERV:
+    case COLL_ASYNC_FAMILY_SCATTERV:
+    case COLL_ASYNC_FAMILY_REDUCE_SCATTER:
+        return false;
+    default:
+        return true;
+    }
+}
+
 static int execute_plan(const struct coll_async_call *call, struct coll_async_exchange *plan)
 {
     struct coll_async_op work = {.root = -1, .begin = coll_async_exchange_begin, .plan = plan};
@@ -69,6 +86,7 @@ static int execute_plan(const struct coll_async_call *call, struct coll_async_ex
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    plan->uniform = uniform(coll_async_family_of(call->coll));
     return execute(call, &work);
 }
 
