@@ -2,10 +2,11 @@
  * coll/async: where the progress thread runs (coll_async_progress_cpus).
  *
  * "auto" looks, in Open MPI's hwloc topology, for the NUMA domain the rank is
- * bound in, and picks a core of it that the rank is not bound to, so the thread
- * advances collectives while the rank computes on its own cores. A rank bound to
- * nothing in particular (or to all of its domain) leaves the thread unpinned,
- * sharing its cpuset.
+ * bound in, and picks a core of it that neither this rank nor any other rank of
+ * the job on this node is bound to (their bindings come from the launcher's
+ * modex), so the thread advances collectives while the ranks compute on their
+ * own cores instead of taking turns with a neighbour. When there is no such core
+ * the thread is left unpinned, sharing the rank's cpuset.
  */
 
 #define _GNU_SOURCE
@@ -13,26 +14,65 @@
 #include "ompi_config.h"
 
 #include <sched.h>
+#include <stdlib.h>
 
+#include "ompi/communicator/communicator.h"
+#include "ompi/proc/proc.h"
 #include "opal/mca/hwloc/base/base.h"
+#include "opal/mca/pmix/pmix.h"
 #include "opal/util/output.h"
 
 #include "coll_async.h"
 
-/* The last PU of domain that the rank is not bound to and the job may use. */
+/* Adds to taken the CPUs the other ranks of the job on this node are bound to. */
+static void add_neighbours(hwloc_bitmap_t taken)
+{
+    ompi_communicator_t *world = &ompi_mpi_comm_world.comm;
+
+    for (int rank = 0; rank < ompi_comm_size(world); ++rank) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(world, rank);
+        hwloc_bitmap_t theirs;
+        char *cpuset = NULL;
+        int rc;
+
+        if (rank == ompi_comm_rank(world) || !OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
+            continue;
+        }
+        OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_CPUSET, &proc->super.proc_name, &cpuset,
+                                       OPAL_STRING);
+        if (OPAL_SUCCESS != rc || NULL == cpuset) {
+            continue; /* not bound: it may run anywhere, and so may we */
+        }
+        theirs = hwloc_bitmap_alloc();
+        if (NULL != theirs && 0 == hwloc_bitmap_list_sscanf(theirs, cpuset)) {
+            hwloc_bitmap_or(taken, taken, theirs);
+        }
+        hwloc_bitmap_free(theirs);
+        free(cpuset);
+    }
+}
+
+/* The last PU of domain that no rank here is bound to and the job may use. */
 static int free_cpu_near(hwloc_topology_t topology, hwloc_const_cpuset_t domain,
                          const cpu_set_t *bound)
 {
     hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(topology);
+    hwloc_bitmap_t taken = hwloc_bitmap_alloc();
     int chosen = -1, pu;
 
+    if (NULL == taken) {
+        return -1;
+    }
+    add_neighbours(taken);
     hwloc_bitmap_foreach_begin(pu, domain)
     {
-        if (pu < CPU_SETSIZE && !CPU_ISSET(pu, bound) && hwloc_bitmap_isset(allowed, pu)) {
+        if (pu < CPU_SETSIZE && !CPU_ISSET(pu, bound) && !hwloc_bitmap_isset(taken, pu)
+            && hwloc_bitmap_isset(allowed, pu)) {
             chosen = pu;
         }
     }
     hwloc_bitmap_foreach_end();
+    hwloc_bitmap_free(taken);
     return chosen;
 }
 
