@@ -2,8 +2,11 @@
  * coll/async: op queue, executor and progress thread. See coll_async_engine.h.
  *
  * Posting is a lock-free push onto a LIFO (compare-and-swap on its head); the
- * progress thread takes the whole LIFO with one exchange and reverses it, which
- * restores posting order. The thread sleeps on a futex when no op is left.
+ * driver takes the whole LIFO with one exchange and reverses it, which restores
+ * posting order. The driver is whichever thread holds engine.driving: the
+ * progress thread, or an application thread waiting in MPI progress, which
+ * would otherwise only yield its core to a progress thread that shares it. The
+ * progress thread sleeps on a futex when no op is in flight.
  */
 
 #define _GNU_SOURCE
@@ -15,6 +18,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "coll_async_backoff.h"
@@ -22,6 +26,8 @@
 
 /* Ask the application for its Open MPI progress every this many waiting rounds. */
 #define PROGRESS_EVERY 64
+/* How long the progress thread leaves the ops to an application thread that helps. */
+#define STEP_ASIDE_NS 50000
 
 static struct {
     struct coll_async_op *volatile posted; /* LIFO of new ops, any thread pushes */
@@ -29,8 +35,11 @@ static struct {
     volatile int32_t sleeping;
     volatile int32_t in_flight;            /* posted, not finished */
     volatile bool stop;
-    struct coll_async_stream *ready;       /* streams with ops, progress thread only */
+    volatile int32_t driving;              /* 1 while a thread runs the streams */
+    volatile uint64_t helped;              /* application threads' calls to help */
+    struct coll_async_stream *ready;       /* streams with ops, the driver only */
     pthread_t thread;
+    cpu_set_t creator_cpus;                /* where the thread that started it may run */
     pthread_mutex_t start_lock;
     bool started;
     struct coll_async_cpuset cpus;
@@ -62,7 +71,9 @@ void coll_async_stream_drain(struct coll_async_stream *stream, void (*progress)(
     unsigned rounds = 0;
 
     while (0 != __atomic_load_n(&stream->posted, __ATOMIC_ACQUIRE)) {
-        wait_round(&backoff, &rounds, progress);
+        if (!coll_async_engine_help()) {
+            wait_round(&backoff, &rounds, progress);
+        }
     }
 }
 
@@ -170,14 +181,41 @@ static bool advance_all(void)
     return progressed;
 }
 
+/* One pass over everything posted, unless another thread is making it; *busy:
+ * ops are left waiting for peers. False when another thread drives. */
+static bool drive(bool *progressed, bool *busy)
+{
+    if (__atomic_exchange_n(&engine.driving, 1, __ATOMIC_ACQUIRE)) {
+        return false;
+    }
+    take_posted();
+    *progressed = advance_all();
+    *busy = NULL != engine.ready;
+    __atomic_store_n(&engine.driving, 0, __ATOMIC_RELEASE);
+    return true;
+}
+
+bool coll_async_engine_help(void)
+{
+    bool progressed = false, busy;
+
+    if (0 == __atomic_load_n(&engine.in_flight, __ATOMIC_ACQUIRE)) {
+        return false;
+    }
+    __atomic_add_fetch(&engine.helped, 1, __ATOMIC_RELAXED);
+    return drive(&progressed, &busy) && progressed;
+}
+
 /* Sleeps until a post; the post bumps the futex word after pushing, so a push that
- * happens between the check and the wait makes futex_wait return at once. */
+ * happens between the check and the wait makes futex_wait return at once. Ops an
+ * application thread took from the LIFO but left unfinished count as in flight,
+ * so the thread does not sleep on them. */
 static void sleep_until_posted(void)
 {
     int32_t seen = __atomic_load_n(&engine.wake, __ATOMIC_ACQUIRE);
 
     __atomic_store_n(&engine.sleeping, 1, __ATOMIC_SEQ_CST);
-    if (NULL == __atomic_load_n(&engine.posted, __ATOMIC_SEQ_CST) && !engine.stop) {
+    if (0 == __atomic_load_n(&engine.in_flight, __ATOMIC_SEQ_CST) && !engine.stop) {
         futex(&engine.wake, FUTEX_WAIT_PRIVATE, seen);
     }
     __atomic_store_n(&engine.sleeping, 0, __ATOMIC_RELAXED);
@@ -203,23 +241,61 @@ static void pin(void)
     CPU_FREE(set);
 }
 
+/* The progress thread's wait while ops wait for peers or another thread drives.
+ * An application thread that has helped since the last look is waiting in MPI
+ * and drives itself: running here would only take turns with it on a shared
+ * core, so the thread steps aside for a while and looks again. */
+static void wait_for_work(struct coll_async_backoff *backoff, uint64_t *helped_seen)
+{
+    uint64_t helped = __atomic_load_n(&engine.helped, __ATOMIC_RELAXED);
+
+    if (helped != *helped_seen) {
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = STEP_ASIDE_NS};
+
+        *helped_seen = helped;
+        nanosleep(&pause, NULL);
+        return;
+    }
+    coll_async_backoff_wait(backoff);
+}
+
+/* Whether this thread can only run on the one CPU its application thread is bound
+ * to (no free core was found for it). */
+static bool shares_creator_cpu(void)
+{
+    cpu_set_t mine, outside;
+
+    if (0 != sched_getaffinity(0, sizeof(mine), &mine) || 1 != CPU_COUNT(&engine.creator_cpus)) {
+        return false;
+    }
+    CPU_XOR(&outside, &mine, &engine.creator_cpus);
+    return 0 == CPU_COUNT(&outside);
+}
+
 static void *progress_thread(void *unused)
 {
-    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
+    struct coll_async_backoff fresh = COLL_ASYNC_BACKOFF_INIT, backoff;
+    uint64_t helped_seen = 0;
 
     (void) unused;
     pin();
+    /* On a shared CPU spinning holds off the very thread it waits for: yield at once. */
+    if (shares_creator_cpu()) {
+        fresh.rounds = COLL_ASYNC_BACKOFF_SPINS;
+    }
+    backoff = fresh;
     for (;;) {
-        take_posted();
-        if (advance_all()) {
-            backoff = (struct coll_async_backoff) COLL_ASYNC_BACKOFF_INIT;
-        } else if (NULL != engine.ready) {
-            coll_async_backoff_wait(&backoff); /* waiting for peers */
+        bool progressed = false, busy = true;
+
+        if (!drive(&progressed, &busy) || (!progressed && busy)) {
+            wait_for_work(&backoff, &helped_seen);
+        } else if (progressed) {
+            backoff = fresh;
         } else if (engine.stop) {
             return NULL;
         } else {
             sleep_until_posted();
-            backoff = (struct coll_async_backoff) COLL_ASYNC_BACKOFF_INIT;
+            backoff = fresh;
         }
     }
 }
@@ -234,6 +310,9 @@ static int start_once(void)
     pthread_mutex_lock(&engine.start_lock);
     if (!engine.started) {
         engine.stop = false;
+        if (0 != sched_getaffinity(0, sizeof(engine.creator_cpus), &engine.creator_cpus)) {
+            CPU_ZERO(&engine.creator_cpus);
+        }
         rc = pthread_create(&engine.thread, NULL, progress_thread, NULL);
         if (0 == rc) {
             __atomic_store_n(&engine.started, true, __ATOMIC_RELEASE);
@@ -260,7 +339,7 @@ int coll_async_engine_post(struct coll_async_op *op)
         return rc;
     }
     __atomic_add_fetch(&op->stream->posted, 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&engine.in_flight, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&engine.in_flight, 1, __ATOMIC_SEQ_CST);
     head = __atomic_load_n(&engine.posted, __ATOMIC_RELAXED);
     do {
         op->next = head;

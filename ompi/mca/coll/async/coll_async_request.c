@@ -82,12 +82,13 @@ static int complete_finished(void)
     mca_coll_async_request_t *request;
     int count = 0;
 
+    /* A thread spinning in MPI_Wait may hold the core our progress thread needs:
+     * it runs the ops itself, and yields while they wait for peers (a peer's
+     * progress thread may be pinned here). */
+    if (!coll_async_engine_help() && 0 != coll_async_engine_in_flight()) {
+        sched_yield();
+    }
     if (NULL == __atomic_load_n(&finished, __ATOMIC_RELAXED)) {
-        /* A thread spinning in MPI_Wait may hold the core a progress thread (ours,
-         * or a peer's pinned here) needs to finish what it waits for. */
-        if (0 != coll_async_engine_in_flight()) {
-            sched_yield();
-        }
         return 0;
     }
     request = __atomic_exchange_n(&finished, NULL, __ATOMIC_ACQUIRE);
