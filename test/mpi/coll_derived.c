@@ -378,14 +378,12 @@ enum coll {
     ALLTOALLW, NUM_COLLS
 };
 enum form { BLOCKING, NONBLOCKING, PERSISTENT, NUM_FORMS };
-enum path { NATIVE, DELEGATED, NUM_PATHS };
 
 static const char *const coll_names[NUM_COLLS] = {
     "bcast", "gather", "gatherv", "scatter", "scatterv",
     "allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw",
 };
 static const char *const form_names[NUM_FORMS] = {"blocking", "nonblocking", "persistent"};
-static const char *const path_names[NUM_PATHS] = {"native", "delegated"};
 
 static int rooted(enum coll c)
 {
@@ -401,45 +399,7 @@ static int use_counters = 1;
 static int verbose;
 static int form_enabled[NUM_FORMS] = {1, 1, 1};
 static int coll_enabled[NUM_COLLS] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-static MPI_T_pvar_session session;
-static MPI_T_pvar_handle handles[NUM_COLLS][NUM_FORMS][NUM_PATHS];
-
-static void counter_name(char *out, size_t len, enum coll c, enum form m, enum path p)
-{
-    snprintf(out, len, "coll_async_%s%s%s_%s", NONBLOCKING == m ? "i" : "", coll_names[c],
-             PERSISTENT == m ? "_init" : "", path_names[p]);
-}
-
-static void counters_init(void)
-{
-    int ignored;
-
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &ignored);
-    MPI_T_pvar_session_create(&session);
-    for (int c = 0; c < NUM_COLLS; ++c) {
-        for (int m = 0; m < NUM_FORMS; ++m) {
-            for (int p = 0; p < NUM_PATHS; ++p) {
-                char name[96];
-
-                counter_name(name, sizeof(name), (enum coll) c, (enum form) m, (enum path) p);
-                handles[c][m][p] = pvar_counter(session, name, PROGRAM);
-            }
-        }
-    }
-}
-
-static void counters_finish(void)
-{
-    for (int c = 0; c < NUM_COLLS; ++c) {
-        for (int m = 0; m < NUM_FORMS; ++m) {
-            for (int p = 0; p < NUM_PATHS; ++p) {
-                MPI_T_pvar_handle_free(session, &handles[c][m][p]);
-            }
-        }
-    }
-    MPI_T_pvar_session_free(&session);
-    MPI_T_finalize();
-}
+static struct pvar_families counters; /* unless --expect-component=no */
 
 /* --- one call -------------------------------------------------------------------- */
 
@@ -1136,29 +1096,33 @@ static int reaches_coll(const struct call *c)
     }
 }
 
-static void read_counters(const struct call *c, unsigned long long out[NUM_PATHS])
+static void read_counters(const struct call *c, unsigned long long out[PVAR_PATHS])
 {
-    for (int p = 0; p < NUM_PATHS; ++p) {
-        out[p] = use_counters ? pvar_counter_read(session, handles[c->coll][c->form][p]) : 0;
+    if (use_counters) {
+        pvar_families_read(&counters, c->coll, c->form, out);
+    } else {
+        out[PVAR_PATH_NATIVE] = out[PVAR_PATH_DELEGATED] = 0;
     }
 }
 
-static void check_counters(const struct call *c, const unsigned long long before[NUM_PATHS],
-                           unsigned long long want_native, const struct side *s,
-                           const struct side *r)
+static void check_counters(const struct call *c, const unsigned long long before[PVAR_PATHS],
+                           unsigned long long want_native,
+                           const struct side *s, const struct side *r)
 {
+    unsigned long long now[PVAR_PATHS];
+
     if (!use_counters) {
         return;
     }
-    for (int p = 0; p < NUM_PATHS; ++p) {
-        unsigned long long now = pvar_counter_read(session, handles[c->coll][c->form][p]);
-        unsigned long long want = NATIVE == p ? want_native : 0;
+    pvar_families_read(&counters, c->coll, c->form, now);
+    for (int p = 0; p < PVAR_PATHS; ++p) {
+        unsigned long long want = PVAR_PATH_NATIVE == p ? want_native : 0;
         char name[96];
 
         ++checks;
-        if (now - before[p] != want) {
-            counter_name(name, sizeof(name), c->coll, c->form, (enum path) p);
-            FAIL(c, s, r, "counter %s moved by %llu, expected %llu", name, now - before[p], want);
+        if (now[p] - before[p] != want) {
+            pvar_families_name(&counters, c->coll, c->form, p, name, sizeof(name));
+            FAIL(c, s, r, "counter %s moved by %llu, expected %llu", name, now[p] - before[p], want);
         }
     }
 }
@@ -1170,7 +1134,7 @@ static void run_case(struct call *c)
     struct side s, r;
     struct args a;
     MPI_Request req = MPI_REQUEST_NULL;
-    unsigned long long before[NUM_PATHS];
+    unsigned long long before[PVAR_PATHS];
     struct dtypes dts;
     int rc;
 
@@ -1330,7 +1294,7 @@ int main(int argc, char **argv)
     setup_combos();
     MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - 1 - world_rank, &reversed);
     if (use_counters) {
-        counters_init();
+        pvar_families_open(&counters, coll_names, NUM_COLLS, PROGRAM);
     }
 
     const int counts[] = {0, 1, 7, large};
@@ -1397,7 +1361,7 @@ int main(int argc, char **argv)
     }
 
     if (use_counters) {
-        counters_finish();
+        pvar_families_close(&counters);
     }
     MPI_Comm_free(&reversed);
     free_types();

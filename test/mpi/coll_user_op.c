@@ -230,56 +230,16 @@ static struct value reference(const struct optype *t, int lo, int hi, size_t idx
 
 enum family { ALLREDUCE, REDUCE, SCAN, EXSCAN, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER, NUM_FAMILIES };
 enum form { BLOCKING, NONBLOCKING, PERSISTENT, NUM_FORMS };
-enum path { NATIVE, DELEGATED, NUM_PATHS };
 
 static const char *const family_names[NUM_FAMILIES] = {
     "allreduce", "reduce", "scan", "exscan", "reduce_scatter_block", "reduce_scatter",
 };
 static const char *const form_names[NUM_FORMS] = {"blocking", "nonblocking", "persistent"};
-static const char *const path_names[NUM_PATHS] = {"native", "delegated"};
 
 static int use_counters = 1;
 static int verbose; /* --verbose: each case on stderr before it runs */
 static int form_enabled[NUM_FORMS] = {1, 1, 1}; /* --forms */
-static MPI_T_pvar_session session;
-static MPI_T_pvar_handle handles[NUM_FAMILIES][NUM_FORMS][NUM_PATHS];
-
-static void counter_name(char *out, size_t len, enum family f, enum form m, enum path p)
-{
-    snprintf(out, len, "coll_async_%s%s%s_%s", BLOCKING == m || PERSISTENT == m ? "" : "i",
-             family_names[f], PERSISTENT == m ? "_init" : "", path_names[p]);
-}
-
-static void counters_init(void)
-{
-    int ignored;
-
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &ignored);
-    MPI_T_pvar_session_create(&session);
-    for (int f = 0; f < NUM_FAMILIES; ++f) {
-        for (int m = 0; m < NUM_FORMS; ++m) {
-            for (int p = 0; p < NUM_PATHS; ++p) {
-                char name[96];
-
-                counter_name(name, sizeof(name), f, m, p);
-                handles[f][m][p] = pvar_counter(session, name, PROGRAM);
-            }
-        }
-    }
-}
-
-static void counters_finish(void)
-{
-    for (int f = 0; f < NUM_FAMILIES; ++f) {
-        for (int m = 0; m < NUM_FORMS; ++m) {
-            for (int p = 0; p < NUM_PATHS; ++p) {
-                MPI_T_pvar_handle_free(session, &handles[f][m][p]);
-            }
-        }
-    }
-    MPI_T_pvar_session_free(&session);
-    MPI_T_finalize();
-}
+static struct pvar_families counters; /* unless --expect-component=no */
 
 /*
  * Whether Open MPI 4.1's bindings hand the call to coll at all: a zero count
@@ -402,29 +362,33 @@ static void check_result(const struct call *c, const char *rbuf, size_t nres, si
     }
 }
 
-static void check_counters(const struct call *c, const unsigned long long before[NUM_PATHS],
+static void check_counters(const struct call *c, const unsigned long long before[PVAR_PATHS],
                            unsigned long long want_native)
 {
+    unsigned long long now[PVAR_PATHS];
+
     if (!use_counters) {
         return;
     }
-    for (int p = 0; p < NUM_PATHS; ++p) {
-        unsigned long long now = pvar_counter_read(session, handles[c->family][c->form][p]);
-        unsigned long long want = NATIVE == p ? want_native : 0;
+    pvar_families_read(&counters, c->family, c->form, now);
+    for (int p = 0; p < PVAR_PATHS; ++p) {
+        unsigned long long want = PVAR_PATH_NATIVE == p ? want_native : 0;
         char name[96];
 
         ++checks;
-        if (now - before[p] != want) {
-            counter_name(name, sizeof(name), c->family, c->form, (enum path) p);
-            FAIL(c, "counter %s moved by %llu, expected %llu", name, now - before[p], want);
+        if (now[p] - before[p] != want) {
+            pvar_families_name(&counters, c->family, c->form, p, name, sizeof(name));
+            FAIL(c, "counter %s moved by %llu, expected %llu", name, now[p] - before[p], want);
         }
     }
 }
 
-static void read_counters(const struct call *c, unsigned long long out[NUM_PATHS])
+static void read_counters(const struct call *c, unsigned long long out[PVAR_PATHS])
 {
-    for (int p = 0; p < NUM_PATHS; ++p) {
-        out[p] = use_counters ? pvar_counter_read(session, handles[c->family][c->form][p]) : 0;
+    if (use_counters) {
+        pvar_families_read(&counters, c->family, c->form, out);
+    } else {
+        out[PVAR_PATH_NATIVE] = out[PVAR_PATH_DELEGATED] = 0;
     }
 }
 
@@ -576,7 +540,7 @@ static void run_case(struct call *c)
     char *sbuf = NULL, *rbuf = NULL;
     size_t rbuf_elems;
     int root_side, rc, want;
-    unsigned long long before[NUM_PATHS];
+    unsigned long long before[PVAR_PATHS];
     MPI_Request req = MPI_REQUEST_NULL;
     long bad_before = bad_dtype_calls;
 
@@ -709,7 +673,7 @@ int main(int argc, char **argv)
     create_optypes();
     MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - 1 - world_rank, &reversed);
     if (use_counters) {
-        counters_init();
+        pvar_families_open(&counters, family_names, NUM_FAMILIES, PROGRAM);
     }
 
     struct {
@@ -757,7 +721,7 @@ int main(int argc, char **argv)
     }
 
     if (use_counters) {
-        counters_finish();
+        pvar_families_close(&counters);
     }
     MPI_Comm_free(&reversed);
     free_optypes();

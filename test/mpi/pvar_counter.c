@@ -3,6 +3,7 @@
  */
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "pvar_counter.h"
 
@@ -26,4 +27,61 @@ unsigned long long pvar_counter_read(MPI_T_pvar_session session, MPI_T_pvar_hand
 
     MPI_T_pvar_read(session, handle, &value);
     return value;
+}
+
+void pvar_families_name(const struct pvar_families *set, int family, int form, int path,
+                        char *out, size_t len)
+{
+    static const char *const paths[PVAR_PATHS] = {"native", "delegated"};
+
+    snprintf(out, len, "coll_async_%s%s%s_%s", PVAR_FORM_NONBLOCKING == form ? "i" : "",
+             set->names[family], PVAR_FORM_PERSISTENT == form ? "_init" : "", paths[path]);
+}
+
+void pvar_families_open(struct pvar_families *set, const char *const *names, int count,
+                        const char *program)
+{
+    int ignored;
+
+    set->names = names;
+    set->count = count;
+    set->handles = calloc((size_t) count, sizeof(*set->handles));
+    if (NULL == set->handles) {
+        fprintf(stderr, "%s: out of memory\n", program);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &ignored);
+    MPI_T_pvar_session_create(&set->session);
+    for (int f = 0; f < count; ++f) {
+        for (int m = 0; m < PVAR_FORMS; ++m) {
+            for (int p = 0; p < PVAR_PATHS; ++p) {
+                char name[96];
+
+                pvar_families_name(set, f, m, p, name, sizeof(name));
+                set->handles[f][m][p] = pvar_counter(set->session, name, program);
+            }
+        }
+    }
+}
+
+void pvar_families_close(struct pvar_families *set)
+{
+    for (int f = 0; f < set->count; ++f) {
+        for (int m = 0; m < PVAR_FORMS; ++m) {
+            for (int p = 0; p < PVAR_PATHS; ++p) {
+                MPI_T_pvar_handle_free(set->session, &set->handles[f][m][p]);
+            }
+        }
+    }
+    free(set->handles);
+    MPI_T_pvar_session_free(&set->session);
+    MPI_T_finalize();
+}
+
+void pvar_families_read(const struct pvar_families *set, int family, int form,
+                        unsigned long long out[PVAR_PATHS])
+{
+    for (int p = 0; p < PVAR_PATHS; ++p) {
+        out[p] = pvar_counter_read(set->session, set->handles[family][form][p]);
+    }
 }

@@ -6,6 +6,8 @@
 #ifndef PVAR_COUNTER_H
 #define PVAR_COUNTER_H
 
+#include <stddef.h>
+
 #include <mpi.h>
 
 /* Allocates a handle for counter name in session and starts it; aborts the job,
@@ -13,5 +15,31 @@
 MPI_T_pvar_handle pvar_counter(MPI_T_pvar_session session, const char *name,
                                const char *program);
 unsigned long long pvar_counter_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+
+/*
+ * The native and delegated counters of collective families in their three forms
+ * (blocking "x", nonblocking "ix", persistent "x_init"), for the tests that check
+ * the path of every call. Forms and paths are indexed in the order of
+ * PVAR_FORM_* and PVAR_PATH_*.
+ */
+enum { PVAR_FORM_BLOCKING, PVAR_FORM_NONBLOCKING, PVAR_FORM_PERSISTENT, PVAR_FORMS };
+enum { PVAR_PATH_NATIVE, PVAR_PATH_DELEGATED, PVAR_PATHS };
+
+struct pvar_families {
+    MPI_T_pvar_session session;
+    const char *const *names; /* the families: "allreduce", ... */
+    int count;
+    MPI_T_pvar_handle (*handles)[PVAR_FORMS][PVAR_PATHS];
+};
+
+/* Initializes MPI_T and allocates every counter; aborts like pvar_counter(). */
+void pvar_families_open(struct pvar_families *set, const char *const *names, int count,
+                        const char *program);
+void pvar_families_close(struct pvar_families *set);
+void pvar_families_read(const struct pvar_families *set, int family, int form,
+                        unsigned long long out[PVAR_PATHS]);
+/* The counter's MPI_T name, e.g. coll_async_iallreduce_native. */
+void pvar_families_name(const struct pvar_families *set, int family, int form, int path,
+                        char *out, size_t len);
 
 #endif
