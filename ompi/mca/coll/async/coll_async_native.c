@@ -36,7 +36,8 @@ static int rank_of(const struct coll_async_call *call)
     return ompi_comm_rank(call->comm);
 }
 
-/* The shared-memory schedules need the channel, contiguous data and a kernel. */
+/* Whether the communicator has a shared-memory channel: the specialised schedules
+ * need it (and, besides, contiguous data and a kernel). */
 static bool has_channel(const struct coll_async_call *call)
 {
     return call->module->has_channel;

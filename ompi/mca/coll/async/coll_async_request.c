@@ -171,20 +171,6 @@ static mca_coll_async_request_t *new_request(struct ompi_communicator_t *comm, b
     return request;
 }
 
-int mca_coll_async_request_completed(struct ompi_communicator_t *comm, ompi_request_t **request)
-{
-    mca_coll_async_request_t *req = new_request(comm, false);
-
-    if (NULL == req) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    req->op.plan = NULL;
-    req->release = RELEASE_COMPLETED;
-    ompi_request_complete(&req->base.super, false);
-    *request = &req->base.super;
-    return OMPI_SUCCESS;
-}
-
 int mca_coll_async_request_post(const struct coll_async_op *op, struct ompi_communicator_t *comm,
                                 ompi_request_t **request)
 {

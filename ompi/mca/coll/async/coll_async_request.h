@@ -42,10 +42,6 @@ OBJ_CLASS_DECLARATION(mca_coll_async_request_t);
 int mca_coll_async_requests_init(void);
 void mca_coll_async_requests_fini(void);
 
-/* Hands out through *request a request that is already complete (the work of the
- * operation was done before the call returned), for comm. */
-int mca_coll_async_request_completed(struct ompi_communicator_t *comm, ompi_request_t **request);
-
 /* Copies op (and ownership of its plan) into a new request and posts it to the
  * engine. */
 int mca_coll_async_request_post(const struct coll_async_op *op, struct ompi_communicator_t *comm,
