@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +29,8 @@
 #define PROGRESS_EVERY 64
 /* How long the progress thread leaves the ops to an application thread that helps. */
 #define STEP_ASIDE_NS 50000
+/* How long the idle progress thread watches for a post before it sleeps. */
+#define IDLE_SPIN_NS 200000
 
 static struct {
     struct coll_async_op *volatile posted; /* LIFO of new ops, any thread pushes */
@@ -71,7 +74,7 @@ void coll_async_stream_drain(struct coll_async_stream *stream, void (*progress)(
     unsigned rounds = 0;
 
     while (0 != __atomic_load_n(&stream->posted, __ATOMIC_ACQUIRE)) {
-        if (!coll_async_engine_help()) {
+        if (COLL_ASYNC_HELP_FINISHED != coll_async_engine_help()) {
             wait_round(&backoff, &rounds, progress);
         }
     }
@@ -102,11 +105,6 @@ int coll_async_engine_run(struct coll_async_op *op, void (*progress)(void))
 }
 
 /* The progress thread */
-
-static long futex(volatile int32_t *word, int operation, int32_t value)
-{
-    return syscall(SYS_futex, word, operation, value, NULL, NULL, 0);
-}
 
 /* Moves newly posted ops, in posting order, to the queues of their streams. */
 static void take_posted(void)
@@ -195,30 +193,42 @@ static bool drive(bool *progressed, bool *busy)
     return true;
 }
 
-bool coll_async_engine_help(void)
+enum coll_async_help coll_async_engine_help(void)
 {
     bool progressed = false, busy;
 
     if (0 == __atomic_load_n(&engine.in_flight, __ATOMIC_ACQUIRE)) {
-        return false;
+        return COLL_ASYNC_HELP_IDLE;
     }
     __atomic_add_fetch(&engine.helped, 1, __ATOMIC_RELAXED);
-    return drive(&progressed, &busy) && progressed;
+    if (!drive(&progressed, &busy)) {
+        return COLL_ASYNC_HELP_TAKEN;
+    }
+    return progressed ? COLL_ASYNC_HELP_FINISHED : COLL_ASYNC_HELP_WAITING;
 }
 
-/* Sleeps until a post; the post bumps the futex word after pushing, so a push that
- * happens between the check and the wait makes futex_wait return at once. Ops an
+static long futex(volatile int32_t *word, int operation, int32_t value,
+                  const struct timespec *timeout)
+{
+    return syscall(SYS_futex, word, operation, value, timeout, NULL, 0);
+}
+
+/* Sleeps until a post, or for at most timeout (NULL: no limit); true if woken by a
+ * post. The post bumps the futex word after pushing, so a push that happens
+ * between the check and the wait makes futex_wait return at once. Ops an
  * application thread took from the LIFO but left unfinished count as in flight,
- * so the thread does not sleep on them. */
-static void sleep_until_posted(void)
+ * so the thread does not sleep without limit on them. */
+static bool sleep_until_posted(const struct timespec *timeout)
 {
     int32_t seen = __atomic_load_n(&engine.wake, __ATOMIC_ACQUIRE);
 
     __atomic_store_n(&engine.sleeping, 1, __ATOMIC_SEQ_CST);
-    if (0 == __atomic_load_n(&engine.in_flight, __ATOMIC_SEQ_CST) && !engine.stop) {
-        futex(&engine.wake, FUTEX_WAIT_PRIVATE, seen);
+    if ((NULL != timeout || 0 == __atomic_load_n(&engine.in_flight, __ATOMIC_SEQ_CST))
+        && !engine.stop) {
+        futex(&engine.wake, FUTEX_WAIT_PRIVATE, seen, timeout);
     }
     __atomic_store_n(&engine.sleeping, 0, __ATOMIC_RELAXED);
+    return seen != __atomic_load_n(&engine.wake, __ATOMIC_ACQUIRE);
 }
 
 static void pin(void)
@@ -241,61 +251,129 @@ static void pin(void)
     CPU_FREE(set);
 }
 
-/* The progress thread's wait while ops wait for peers or another thread drives.
- * An application thread that has helped since the last look is waiting in MPI
- * and drives itself: running here would only take turns with it on a shared
- * core, so the thread steps aside for a while and looks again. */
-static void wait_for_work(struct coll_async_backoff *backoff, uint64_t *helped_seen)
-{
-    uint64_t helped = __atomic_load_n(&engine.helped, __ATOMIC_RELAXED);
-
-    if (helped != *helped_seen) {
-        struct timespec pause = {.tv_sec = 0, .tv_nsec = STEP_ASIDE_NS};
-
-        *helped_seen = helped;
-        nanosleep(&pause, NULL);
-        return;
-    }
-    coll_async_backoff_wait(backoff);
-}
-
-/* Whether this thread can only run on the one CPU its application thread is bound
- * to (no free core was found for it). */
+/* Whether this thread may run on a CPU its application thread is bound to. */
 static bool shares_creator_cpu(void)
 {
-    cpu_set_t mine, outside;
+    cpu_set_t mine, shared;
 
-    if (0 != sched_getaffinity(0, sizeof(mine), &mine) || 1 != CPU_COUNT(&engine.creator_cpus)) {
+    if (0 != sched_getaffinity(0, sizeof(mine), &mine)) {
+        return true;
+    }
+    CPU_AND(&shared, &mine, &engine.creator_cpus);
+    return 0 != CPU_COUNT(&shared);
+}
+
+/* How the progress thread waits while its ops wait for peers. On a CPU of its own
+ * it spins a little (a peer on another core answers within a cache-line round
+ * trip); on a CPU it shares with its rank it yields instead, which costs nothing
+ * while the rank sleeps and hands the core back while the rank computes. Then it
+ * sleeps in growing steps that a new post cuts short. */
+struct thread_wait {
+    bool shared;          /* the thread may run where its rank runs */
+    uint32_t rounds;
+    uint32_t sleep_ns;
+    uint64_t helped_seen; /* engine.helped at the last look */
+    int32_t posts_seen;   /* engine.wake at the last look */
+};
+
+static void thread_wait_reset(struct thread_wait *wait)
+{
+    wait->rounds = wait->shared ? COLL_ASYNC_BACKOFF_SPINS : 0;
+    wait->sleep_ns = 0;
+    wait->helped_seen = __atomic_load_n(&engine.helped, __ATOMIC_RELAXED);
+    wait->posts_seen = __atomic_load_n(&engine.wake, __ATOMIC_RELAXED);
+}
+
+/* An application thread that has helped since the last look, and posted nothing
+ * since (a post means it has left MPI), is waiting in MPI and drives itself:
+ * running here too would only take turns with it, so the thread steps aside
+ * until the next post or for STEP_ASIDE_NS. */
+static void wait_for_work(struct thread_wait *wait)
+{
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = STEP_ASIDE_NS};
+    uint64_t helped = __atomic_load_n(&engine.helped, __ATOMIC_RELAXED);
+    int32_t posts = __atomic_load_n(&engine.wake, __ATOMIC_RELAXED);
+
+    if (posts != wait->posts_seen) {
+        wait->posts_seen = posts;
+        wait->helped_seen = helped;
+    }
+    if (helped == wait->helped_seen) {
+        if (wait->rounds < COLL_ASYNC_BACKOFF_SPINS) {
+            ++wait->rounds;
+            coll_async_cpu_relax();
+            return;
+        }
+        if (wait->rounds < COLL_ASYNC_BACKOFF_SPINS + COLL_ASYNC_BACKOFF_YIELDS) {
+            ++wait->rounds;
+            sched_yield();
+            return;
+        }
+        wait->sleep_ns = wait->sleep_ns ? 2 * wait->sleep_ns : 1000;
+        if (wait->sleep_ns > COLL_ASYNC_BACKOFF_MAX_SLEEP_NS) {
+            wait->sleep_ns = COLL_ASYNC_BACKOFF_MAX_SLEEP_NS;
+        }
+        pause.tv_nsec = wait->sleep_ns;
+    }
+    if (sleep_until_posted(&pause)) {
+        thread_wait_reset(wait);
+    } else {
+        /* Only help given after this look says the helper is still there. */
+        wait->helped_seen = __atomic_load_n(&engine.helped, __ATOMIC_RELAXED);
+    }
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t) now.tv_sec * 1000000000u + (uint64_t) now.tv_nsec;
+}
+
+/* On a CPU of its own the idle thread watches for a post for IDLE_SPIN_NS before it
+ * sleeps: collectives come in bursts, and a post that finds the thread awake costs
+ * no system call to wake it nor a wait for the scheduler. True if a post came. */
+static bool await_post(const struct thread_wait *wait)
+{
+    uint64_t until = now_ns() + IDLE_SPIN_NS;
+
+    if (wait->shared) {
         return false;
     }
-    CPU_XOR(&outside, &mine, &engine.creator_cpus);
-    return 0 == CPU_COUNT(&outside);
+    do {
+        for (int i = 0; i < 64; ++i) {
+            if (0 != __atomic_load_n(&engine.in_flight, __ATOMIC_ACQUIRE) || engine.stop) {
+                return true;
+            }
+            coll_async_cpu_relax();
+        }
+    } while (now_ns() < until);
+    return false;
 }
 
 static void *progress_thread(void *unused)
 {
-    struct coll_async_backoff fresh = COLL_ASYNC_BACKOFF_INIT, backoff;
-    uint64_t helped_seen = 0;
+    struct thread_wait wait = {.shared = false};
 
     (void) unused;
     pin();
-    /* On a shared CPU spinning holds off the very thread it waits for: yield at once. */
-    if (shares_creator_cpu()) {
-        fresh.rounds = COLL_ASYNC_BACKOFF_SPINS;
-    }
-    backoff = fresh;
+    /* Linux stretches timed sleeps by 50 us by default; these pauses are a few us. */
+    (void) prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+    wait.shared = shares_creator_cpu();
+    thread_wait_reset(&wait);
     for (;;) {
         bool progressed = false, busy = true;
 
         if (!drive(&progressed, &busy) || (!progressed && busy)) {
-            wait_for_work(&backoff, &helped_seen);
+            wait_for_work(&wait);
         } else if (progressed) {
-            backoff = fresh;
+            thread_wait_reset(&wait);
         } else if (engine.stop) {
             return NULL;
-        } else {
-            sleep_until_posted();
-            backoff = fresh;
+        } else if (!await_post(&wait)) {
+            sleep_until_posted(NULL);
+            thread_wait_reset(&wait);
         }
     }
 }
@@ -326,7 +404,7 @@ static void wake(void)
 {
     __atomic_add_fetch(&engine.wake, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&engine.sleeping, __ATOMIC_SEQ_CST)) {
-        futex(&engine.wake, FUTEX_WAKE_PRIVATE, 1);
+        futex(&engine.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
     }
 }
 

@@ -83,9 +83,16 @@ int coll_async_engine_post(struct coll_async_op *op);
  * CPUs); set before the first post. */
 void coll_async_engine_configure(const struct coll_async_cpuset *cpus);
 
-/* Lets an application thread that waits for posted ops run them itself, when the
- * progress thread is not running them at that moment; true if any finished. */
-bool coll_async_engine_help(void);
+enum coll_async_help {
+    COLL_ASYNC_HELP_IDLE,     /* nothing in flight */
+    COLL_ASYNC_HELP_FINISHED, /* ran the ops, and some finished */
+    COLL_ASYNC_HELP_WAITING,  /* ran the ops, which all wait for peers */
+    COLL_ASYNC_HELP_TAKEN,    /* another thread is running them */
+};
+
+/* Lets an application thread that waits for posted ops run them itself, when no
+ * other thread is running them at that moment. */
+enum coll_async_help coll_async_engine_help(void);
 
 /* Posted ops not yet finished, over all streams. */
 int32_t coll_async_engine_in_flight(void);

@@ -82,10 +82,10 @@ static int complete_finished(void)
     mca_coll_async_request_t *request;
     int count = 0;
 
-    /* A thread spinning in MPI_Wait may hold the core our progress thread needs:
-     * it runs the ops itself, and yields while they wait for peers (a peer's
-     * progress thread may be pinned here). */
-    if (!coll_async_engine_help() && 0 != coll_async_engine_in_flight()) {
+    /* A thread spinning in MPI_Wait runs the ops itself. When another thread runs
+     * them, that one may be waiting for this core: yield it. (Open MPI yields on
+     * its own when idle if the node is oversubscribed.) */
+    if (COLL_ASYNC_HELP_TAKEN == coll_async_engine_help()) {
         sched_yield();
     }
     if (NULL == __atomic_load_n(&finished, __ATOMIC_RELAXED)) {
