@@ -76,8 +76,7 @@ static const char *component_of(struct ompi_communicator_t *comm,
 static bool all_on_this_node(struct ompi_communicator_t *comm)
 {
     for (int rank = 0; rank < ompi_comm_size(comm); ++rank) {
-        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
-        if (!OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
+        if (!mca_coll_async_on_this_node(ompi_comm_peer_lookup(comm, rank))) {
             return false;
         }
     }

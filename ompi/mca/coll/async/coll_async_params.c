@@ -146,6 +146,17 @@ int mca_coll_async_params_register(void)
         return rc;
     }
 
+    c->virtual_nodes = 0;
+    rc = register_var("virtual_nodes",
+                      "Split the ranks of the job into this many pretend nodes, to test on "
+                      "one machine what runs between nodes: world rank r is on virtual node "
+                      "r / ceil(size / N), and shared memory is used only inside one. 0 (the "
+                      "default): the real nodes.",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_9, &c->virtual_nodes);
+    if (rc < 0) {
+        return rc;
+    }
+
     for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
         rc = register_algorithm(family);
         if (OMPI_SUCCESS != rc) {
@@ -202,5 +213,12 @@ int mca_coll_async_params_check(void)
         rc = OMPI_ERR_BAD_PARAM;
     }
     coll_async_schedule_config.small_reduce_bytes = c->small_reduce_bytes;
+    if (c->virtual_nodes < 0) {
+        char given[32];
+        snprintf(given, sizeof(given), "%d", c->virtual_nodes);
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "virtual_nodes",
+                                 given, "0 (the real nodes) or a number of pretend nodes");
+        rc = OMPI_ERR_BAD_PARAM;
+    }
     return rc;
 }
