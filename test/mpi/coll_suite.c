@@ -91,6 +91,9 @@ static void usage(FILE *out)
             "                             persistent forms (for runs with\n"
             "                             coll_async_<name>_algorithm=delegate)\n"
             "  --comm-world-only          MPI_COMM_WORLD only\n"
+            "  --virtual-nodes N          the run sets coll_async_virtual_nodes=N: expect\n"
+            "                             shared memory only inside each pretend node, and\n"
+            "                             add a communicator of each pretend node\n"
             "  --thread-multiple          initialize with MPI_THREAD_MULTIPLE\n"
             "  --verbose                  print every check before it runs\n"
             "  -h, --help                 this text\n"
@@ -168,6 +171,13 @@ static int parse_options(int argc, char **argv)
             if (parse_names(argv[++i], opt.delegate, 1)) {
                 return -1;
             }
+        } else if (0 == strcmp(a, "--virtual-nodes") && i + 1 < argc) {
+            char *end;
+            opt.virtual_nodes = (int) strtol(argv[++i], &end, 10);
+            if (*end || opt.virtual_nodes < 1) {
+                fprintf(stderr, "coll_suite: bad --virtual-nodes %s\n", argv[i]);
+                return -1;
+            }
         } else if (0 == strcmp(a, "--comm-world-only")) {
             opt.comm_world_only = 1;
         } else if (0 == strcmp(a, "--thread-multiple")) {
@@ -191,7 +201,35 @@ static int parse_options(int argc, char **argv)
 
 /* ---- communicators -------------------------------------------------------------- */
 
-#define MAX_COMMS 4
+#define MAX_COMMS 5
+
+/* The pretend node of a world rank, as the component computes it. */
+static int virtual_node(int wrank, int wsize)
+{
+    int per_node = (wsize + opt.virtual_nodes - 1) / opt.virtual_nodes;
+
+    return wrank / per_node;
+}
+
+/* Whether all ranks of comm share a node (a pretend one with --virtual-nodes). */
+static int on_one_node(MPI_Comm comm, int size, int wrank, int wsize)
+{
+    MPI_Comm node;
+    int node_size, where[2];
+
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    /* The same on every rank: the sizes of all nodes' parts must be whole. */
+    MPI_Allreduce(MPI_IN_PLACE, &node_size, 1, MPI_INT, MPI_MIN, comm);
+    if (!opt.virtual_nodes || node_size != size) {
+        return node_size == size;
+    }
+    where[0] = virtual_node(wrank, wsize);
+    where[1] = -where[0];
+    MPI_Allreduce(MPI_IN_PLACE, where, 2, MPI_INT, MPI_MAX, comm);
+    return where[0] == -where[1];
+}
 
 /* Communicator creation runs collectives inside MPI (through coll/async too), so
  * it happens here, outside any counter check. */
@@ -212,18 +250,15 @@ static int make_comms(comm_ctx comms[MAX_COMMS])
         MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - 1 - wrank, &comms[n].comm);
         snprintf(comms[n++].name, sizeof(comms[0].name), "reversed");
     }
+    if (opt.virtual_nodes) {
+        MPI_Comm_split(MPI_COMM_WORLD, virtual_node(wrank, wsize), wrank, &comms[n].comm);
+        snprintf(comms[n++].name, sizeof(comms[0].name), "virtual-node-%d",
+                 virtual_node(wrank, wsize));
+    }
     for (int i = 0; i < n; ++i) {
-        MPI_Comm node;
-        int node_size;
-
         MPI_Comm_rank(comms[i].comm, &comms[i].rank);
         MPI_Comm_size(comms[i].comm, &comms[i].size);
-        MPI_Comm_split_type(comms[i].comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-        MPI_Comm_size(node, &node_size);
-        MPI_Comm_free(&node);
-        /* The same on every rank: the sizes of all nodes' parts must be whole. */
-        MPI_Allreduce(MPI_IN_PLACE, &node_size, 1, MPI_INT, MPI_MIN, comms[i].comm);
-        comms[i].one_node = node_size == comms[i].size;
+        comms[i].one_node = on_one_node(comms[i].comm, comms[i].size, wrank, wsize);
     }
     if (!opt.comm_world_only) {
         int ok = comms[3].rank == wsize - 1 - wrank && comms[3].size == wsize &&
