@@ -226,10 +226,9 @@ static void test_summary_cut(void **state)
 
 /* Hierarchy */
 
-static struct coll_async_topology_hierarchy *build(const struct coll_async_topology_place *places,
-                                                   int nranks,
-                                                   const struct coll_async_topology_node_desc *nodes,
-                                                   int node_count)
+static struct coll_async_topology_hierarchy *
+build(const struct coll_async_topology_place *places, int nranks,
+      const struct coll_async_topology_node_desc *nodes, int node_count)
 {
     struct coll_async_topology_hierarchy *hier = NULL;
 

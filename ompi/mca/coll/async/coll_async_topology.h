@@ -18,8 +18,8 @@
 #include <hwloc.h>
 
 /* A NUMA index that names no single domain of the node. */
-#define COLL_ASYNC_TOPOLOGY_NUMA_NONE (-1)    /* in none: empty or foreign binding */
-#define COLL_ASYNC_TOPOLOGY_NUMA_SEVERAL (-2) /* spans several: unbound, or a NIC on the host bridge of several */
+#define COLL_ASYNC_TOPOLOGY_NUMA_NONE (-1)    /* in none: an empty or foreign binding */
+#define COLL_ASYNC_TOPOLOGY_NUMA_SEVERAL (-2) /* several: unbound, or a NIC as near to many */
 
 #define COLL_ASYNC_TOPOLOGY_NAME_MAX 64
 
