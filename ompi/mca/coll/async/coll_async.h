@@ -52,6 +52,7 @@ typedef struct mca_coll_async_component_t {
     char *reduce_mode_value;
     size_t small_reduce_bytes;
     int virtual_nodes;
+    char *topology_xml;
 
     /* ... and as understood by mca_coll_async_params_check() */
     struct coll_async_cpuset progress_cpus;
@@ -99,8 +100,12 @@ static inline void mca_coll_async_count(enum coll_async_coll coll, enum coll_asy
     OPAL_THREAD_ADD_FETCH64(&mca_coll_async_calls[coll][path], 1);
 }
 
-/* coll_async_node.c: whether a process runs on this node (or virtual node). */
+/* coll_async_node.c: whether a process runs on this node (or virtual node), and
+ * this node's topology, read once (from coll_async_topology_xml or the machine). */
 bool mca_coll_async_on_this_node(struct ompi_proc_t *proc);
+int mca_coll_async_node_topology_init(void);
+void mca_coll_async_node_topology_fini(void);
+void mca_coll_async_node_report(struct ompi_communicator_t *comm);
 
 /* coll_async_module.c */
 mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *comm,

@@ -125,6 +125,7 @@ static int async_close(void)
 {
     coll_async_engine_fini();
     mca_coll_async_requests_fini();
+    mca_coll_async_node_topology_fini();
     if (mca_coll_async_component.output >= 0) {
         opal_output_close(mca_coll_async_component.output);
         mca_coll_async_component.output = -1;
@@ -134,7 +135,10 @@ static int async_close(void)
 
 static int async_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
+    int rc;
+
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
-    return mca_coll_async_params_check();
+    rc = mca_coll_async_params_check();
+    return OMPI_SUCCESS == rc ? mca_coll_async_node_topology_init() : rc;
 }

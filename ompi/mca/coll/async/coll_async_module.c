@@ -199,6 +199,7 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
 
     module->below = *comm->c_coll;
     mca_coll_async_place_progress_thread();
+    mca_coll_async_node_report(comm);
     open_channel(module, comm);
     for (int coll = 0; coll < COLL_ASYNC_NUM_COLLS; ++coll) {
         int rc = choose_path(module, coll, comm);

@@ -7,22 +7,36 @@
  * memory is used only inside a pretend node. A pretend node never spans real
  * ones, and processes of other jobs (spawned, connected) are never on one of this
  * job's pretend nodes.
+ *
+ * The node's topology (NUMA domains, NICs and their locality) is read once per
+ * process, from Open MPI's hwloc topology or from coll_async_topology_xml.
  */
 
 #include "ompi_config.h"
 
+#include <string.h>
+
 #include "ompi/communicator/communicator.h"
+#include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
+#include "opal/mca/hwloc/base/base.h"
+#include "opal/util/output.h"
 
 #include "coll_async.h"
+#include "coll_async_topology.h"
+
+/* World ranks per virtual node. */
+static int ranks_per_virtual_node(void)
+{
+    int size = ompi_comm_size(&ompi_mpi_comm_world.comm);
+    int nodes = mca_coll_async_component.virtual_nodes;
+
+    return (size + nodes - 1) / nodes;
+}
 
 static int virtual_node_of(opal_vpid_t world_rank)
 {
-    int size = ompi_comm_size(&ompi_mpi_comm_world.comm);
-    int per_node = (size + mca_coll_async_component.virtual_nodes - 1)
-                   / mca_coll_async_component.virtual_nodes;
-
-    return (int) world_rank / per_node;
+    return (int) world_rank / ranks_per_virtual_node();
 }
 
 bool mca_coll_async_on_this_node(struct ompi_proc_t *proc)
@@ -36,4 +50,81 @@ bool mca_coll_async_on_this_node(struct ompi_proc_t *proc)
     return proc->super.proc_name.jobid == OMPI_PROC_MY_NAME->jobid
            && virtual_node_of(proc->super.proc_name.vpid)
                   == virtual_node_of(OMPI_PROC_MY_NAME->vpid);
+}
+
+/* This node's topology */
+
+static struct coll_async_topology *topology;
+
+/* Reads coll_async_topology_xml; a file that cannot be read turns the component
+ * off with a message, like any bad value. */
+static int topology_from_file(const char *path)
+{
+    hwloc_topology_t loaded;
+    char why[320];
+    int rc = coll_async_topology_load(path, &loaded);
+
+    if (0 == rc) {
+        rc = coll_async_topology_build(loaded, &topology);
+        hwloc_topology_destroy(loaded);
+    }
+    if (0 != rc) {
+        snprintf(why, sizeof(why), "an hwloc XML file that can be read (this one: %s)",
+                 strerror(-rc));
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "topology_xml",
+                                 path, why);
+        return OMPI_ERR_BAD_PARAM;
+    }
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_async_node_topology_init(void)
+{
+    const char *path = mca_coll_async_component.topology_xml;
+
+    if (NULL != topology) {
+        return OMPI_SUCCESS;
+    }
+    if (NULL != path && '\0' != path[0]) {
+        return topology_from_file(path);
+    }
+    /* Without Open MPI's topology the component still runs; it knows less. */
+    if (OPAL_SUCCESS == opal_hwloc_base_get_topology() && NULL != opal_hwloc_topology) {
+        (void) coll_async_topology_build(opal_hwloc_topology, &topology);
+    }
+    return OMPI_SUCCESS;
+}
+
+void mca_coll_async_node_topology_fini(void)
+{
+    coll_async_topology_free(topology);
+    topology = NULL;
+}
+
+static int node_count(void)
+{
+    if (0 == mca_coll_async_component.virtual_nodes) {
+        return ompi_process_info.num_nodes;
+    }
+    /* Fewer than asked when the ranks run out first (4 ranks on 3 nodes: 2 + 2). */
+    return virtual_node_of(ompi_comm_size(&ompi_mpi_comm_world.comm) - 1) + 1;
+}
+
+/* One verbose line, on MPI_COMM_WORLD: what the component knows of the machine. */
+void mca_coll_async_node_report(struct ompi_communicator_t *comm)
+{
+    char summary[512] = "unknown";
+
+    if (comm != &ompi_mpi_comm_world.comm
+        || opal_output_get_verbosity(mca_coll_async_component.output) < 1) {
+        return;
+    }
+    if (NULL != topology) {
+        coll_async_topology_summary(topology, node_count(), summary, sizeof(summary));
+    }
+    opal_output_verbose(0 == ompi_comm_rank(comm) ? 1 : 2, mca_coll_async_component.output,
+                        "coll:async: topology (%s): %s",
+                        '\0' != mca_coll_async_component.topology_xml[0]
+                            ? mca_coll_async_component.topology_xml : "this machine",
+                        summary);
 }

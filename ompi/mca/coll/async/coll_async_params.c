@@ -157,6 +157,17 @@ int mca_coll_async_params_register(void)
         return rc;
     }
 
+    c->topology_xml = "";
+    rc = register_var("topology_xml",
+                      "An hwloc XML file (as lstopo --of xml writes) describing this node, "
+                      "read instead of the machine: NUMA domains and NICs with their "
+                      "locality, for tests that present a node this machine is not. Empty "
+                      "(the default): the machine, as Open MPI's hwloc sees it.",
+                      MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_9, &c->topology_xml);
+    if (rc < 0) {
+        return rc;
+    }
+
     for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
         rc = register_algorithm(family);
         if (OMPI_SUCCESS != rc) {
