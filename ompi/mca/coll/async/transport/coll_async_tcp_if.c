@@ -1,0 +1,209 @@
+/*
+ * coll/async: interface selection for the TCP transport. See coll_async_tcp_if.h.
+ */
+
+#define _GNU_SOURCE
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_async_tcp_if.h"
+
+static uint32_t prefix_mask(unsigned prefix)
+{
+    return 0 == prefix ? 0 : 0xffffffffu << (32 - prefix);
+}
+
+/* "a.b.c.d" or "a.b.c.d/n", entry being length bytes of a longer string. */
+static int parse_subnet(const char *entry, size_t length, struct coll_async_tcp_if_rule *rule)
+{
+    char text[32], *slash, *end;
+    struct in_addr addr;
+    long prefix = 32;
+
+    if (length >= sizeof(text)) {
+        return -EINVAL;
+    }
+    memcpy(text, entry, length);
+    text[length] = '\0';
+    slash = strchr(text, '/');
+    if (NULL != slash) {
+        *slash = '\0';
+        if (!isdigit((unsigned char) slash[1])) {
+            return -EINVAL;
+        }
+        prefix = strtol(slash + 1, &end, 10);
+        if ('\0' != *end || prefix > 32) {
+            return -EINVAL;
+        }
+    }
+    if (1 != inet_pton(AF_INET, text, &addr)) {
+        return -EINVAL;
+    }
+    rule->subnet = true;
+    rule->mask = prefix_mask((unsigned) prefix);
+    rule->net = ntohl(addr.s_addr) & rule->mask;
+    return 0;
+}
+
+static int parse_name(const char *entry, size_t length, struct coll_async_tcp_if_rule *rule)
+{
+    if (length >= IF_NAMESIZE) {
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < length; ++i) {
+        if (!isgraph((unsigned char) entry[i]) || '/' == entry[i]) {
+            return -EINVAL;
+        }
+    }
+    rule->subnet = false;
+    memcpy(rule->name, entry, length);
+    rule->name[length] = '\0';
+    return 0;
+}
+
+/* An entry that starts with a digit is a subnet: interface names do not. */
+static int parse_entry(const char *entry, size_t length, struct coll_async_tcp_if_rule *rule)
+{
+    if (0 == length) {
+        return -EINVAL;
+    }
+    return isdigit((unsigned char) entry[0]) ? parse_subnet(entry, length, rule)
+                                             : parse_name(entry, length, rule);
+}
+
+static int parse_list(const char *list, const char *what, struct coll_async_tcp_if_filter *filter,
+                      char *why, size_t why_len)
+{
+    const char *entry = list;
+
+    for (;;) {
+        size_t length = strcspn(entry, ",");
+
+        if (filter->count == COLL_ASYNC_TCP_IF_MAX_RULES) {
+            snprintf(why, why_len, "%s: more than %d entries", what, COLL_ASYNC_TCP_IF_MAX_RULES);
+            return -EINVAL;
+        }
+        if (0 != parse_entry(entry, length, &filter->rules[filter->count])) {
+            snprintf(why, why_len,
+                     "%s: \"%.*s\" is neither an interface name nor an IPv4 subnet a.b.c.d/n",
+                     what, (int) length, entry);
+            return -EINVAL;
+        }
+        ++filter->count;
+        if ('\0' == entry[length]) {
+            return 0;
+        }
+        entry += length + 1;
+    }
+}
+
+int coll_async_tcp_if_parse(const char *include, const char *exclude,
+                            struct coll_async_tcp_if_filter *filter, char *why, size_t why_len)
+{
+    bool has_include = NULL != include && '\0' != include[0];
+    bool has_exclude = NULL != exclude && '\0' != exclude[0];
+
+    memset(filter, 0, sizeof(*filter));
+    if (has_include && has_exclude) {
+        snprintf(why, why_len, "an include list and an exclude list are mutually exclusive");
+        return -EINVAL;
+    }
+    if (has_include) {
+        filter->include = true;
+        return parse_list(include, "include list", filter, why, why_len);
+    }
+    if (has_exclude) {
+        return parse_list(exclude, "exclude list", filter, why, why_len);
+    }
+    return 0;
+}
+
+static unsigned mask_length(const struct sockaddr *netmask)
+{
+    if (NULL == netmask || AF_INET != netmask->sa_family) {
+        return 32;
+    }
+    return (unsigned) __builtin_popcount(((const struct sockaddr_in *) netmask)->sin_addr.s_addr);
+}
+
+int coll_async_tcp_if_discover(struct coll_async_tcp_if *ifs, int max)
+{
+    struct ifaddrs *all, *ifa;
+    int count = 0;
+
+    if (0 != getifaddrs(&all)) {
+        return -errno;
+    }
+    for (ifa = all; NULL != ifa && count < max; ifa = ifa->ifa_next) {
+        struct coll_async_tcp_if *one = &ifs[count];
+
+        if (NULL == ifa->ifa_addr || AF_INET != ifa->ifa_addr->sa_family
+            || !(ifa->ifa_flags & IFF_UP)) {
+            continue;
+        }
+        memset(one, 0, sizeof(*one));
+        snprintf(one->name, sizeof(one->name), "%s", ifa->ifa_name);
+        one->addr = ((const struct sockaddr_in *) ifa->ifa_addr)->sin_addr;
+        one->prefix = (uint8_t) mask_length(ifa->ifa_netmask);
+        one->loopback = 0 != (ifa->ifa_flags & IFF_LOOPBACK);
+        ++count;
+    }
+    freeifaddrs(all);
+    return count;
+}
+
+static bool rule_matches(const struct coll_async_tcp_if_rule *rule,
+                         const struct coll_async_tcp_if *one)
+{
+    if (rule->subnet) {
+        return (ntohl(one->addr.s_addr) & rule->mask) == rule->net;
+    }
+    return 0 == strcmp(rule->name, one->name);
+}
+
+static bool filter_matches(const struct coll_async_tcp_if_filter *filter,
+                           const struct coll_async_tcp_if *one)
+{
+    for (int i = 0; i < filter->count; ++i) {
+        if (rule_matches(&filter->rules[i], one)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Compacts ifs to the entries the filter keeps, less loopback ones if drop_loopback. */
+static int keep_if(struct coll_async_tcp_if *ifs, int count, bool drop_loopback,
+                   const struct coll_async_tcp_if_filter *filter)
+{
+    int kept = 0;
+
+    for (int i = 0; i < count; ++i) {
+        bool keep = filter->include == filter_matches(filter, &ifs[i]);
+
+        if (keep && !(drop_loopback && ifs[i].loopback)) {
+            ifs[kept++] = ifs[i];
+        }
+    }
+    return kept;
+}
+
+int coll_async_tcp_if_apply(const struct coll_async_tcp_if_filter *filter,
+                            struct coll_async_tcp_if *ifs, int count)
+{
+    bool other = false;
+
+    if (filter->include) {
+        return keep_if(ifs, count, false, filter);
+    }
+    for (int i = 0; i < count; ++i) {
+        other = other || (!ifs[i].loopback && !filter_matches(filter, &ifs[i]));
+    }
+    return keep_if(ifs, count, other, filter);
+}
