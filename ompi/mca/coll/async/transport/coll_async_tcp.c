@@ -1,0 +1,1529 @@
+/*
+ * coll/async: the TCP transport: endpoints, connections, framing, progress.
+ * See coll_async_tcp.h.
+ *
+ * Every frame starts with a 32-byte header in network byte order:
+ *   length (4)  payload bytes that follow
+ *   type (1), 3 zero bytes
+ *   tag (8)     HELLO: the sender's id
+ *   offset (8)  CHUNK: where the payload goes; HELLO: link | links << 32
+ *   total (8)   CHUNK: the transfer's length; HELLO: the protocol magic
+ * A connector sends HELLO, the acceptor answers ACK, then both send EAGER and
+ * CHUNK frames. Reads take the rest of a payload and the next header in one
+ * readv, straight into their destination.
+ */
+
+#define _GNU_SOURCE
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll_async_tcp.h"
+
+#define HEADER 32
+#define HELLO_MAGIC 0x636f6c6c74637001ULL /* "colltcp", protocol version 1 */
+#define ADDRESS_MAGIC0 0xca
+#define ADDRESS_MAGIC1 0x54
+#define ADDRESS_VERSION 1
+#define DEFAULT_EAGER_LIMIT (64 * 1024)
+#define DEFAULT_CHUNK (128 * 1024)
+#define DEFAULT_CONNECT_TIMEOUT_MS 10000
+#define EVENTS_PER_PROGRESS 32
+#define ACCEPTS_PER_EVENT 16
+#define READ_BUDGET (1024 * 1024) /* bytes one connection reads per progress call */
+
+enum frame_type { FRAME_HELLO = 1, FRAME_ACK, FRAME_EAGER, FRAME_CHUNK };
+
+struct frame {
+    uint32_t length;
+    uint8_t type;
+    uint64_t tag, offset, total;
+};
+
+enum pollable { POLL_LISTENER, POLL_CONN };
+
+enum conn_state {
+    CONN_CONNECTING, /* nonblocking connect under way */
+    CONN_HELLO_SENT, /* connector: waiting for the ACK */
+    CONN_ACCEPTED,   /* acceptor: waiting for the HELLO; no peer yet */
+    CONN_ESTABLISHED,
+    CONN_CLOSED      /* fd closed, freed at the end of this progress call */
+};
+
+struct listener {
+    enum pollable kind; /* first: epoll hands back a pointer to it */
+    int fd;
+};
+
+struct conn {
+    enum pollable kind;
+    int fd;
+    enum conn_state state;
+    uint32_t events; /* registered with epoll */
+    struct coll_async_tcp_peer *peer;
+    int link;
+    struct sockaddr_in local, remote;
+    struct conn *next; /* on the unattached list or the graveyard */
+
+    uint8_t rx_header[HEADER];
+    size_t rx_header_have;
+    struct frame rx_frame;
+    bool rx_in_payload;
+    char *rx_dst;
+    size_t rx_have;
+    char *eager_buffer;
+    size_t eager_size;
+
+    struct coll_async_tcp_op *tx_op; /* the frame being written, from this op */
+    uint8_t tx_header[HEADER];
+    const char *tx_data;
+    size_t tx_length, tx_done; /* payload bytes; bytes written, header included */
+};
+
+struct link {
+    struct conn *conn;
+    int local_if;                      /* index in the transport's interfaces */
+    struct coll_async_tcp_addr remote; /* where to connect */
+    uint64_t deadline_ms;              /* nonzero while not established */
+    bool waiting;                      /* lost a simultaneous connect: the peer's comes */
+    uint64_t bytes_sent, bytes_received;
+};
+
+/* Chunks of a bulk transfer whose receive is not posted yet. */
+struct unexpected {
+    struct unexpected *next;
+    uint64_t tag;
+    size_t total, received;
+    char *staging;
+};
+
+struct op_queue {
+    struct coll_async_tcp_op *head, *tail;
+};
+
+struct coll_async_tcp_peer {
+    uint32_t id;
+    int nlinks;  /* links in use: planned from addresses or announced by the peer */
+    int routable; /* links this side can connect (addresses known) */
+    struct link links[COLL_ASYNC_TCP_MAX_LINKS];
+    struct op_queue eager, bulk;       /* sends, in order */
+    struct coll_async_tcp_op *posted;  /* bulk receives */
+    struct unexpected *unexpected;
+    struct coll_async_tcp_peer *next;  /* every peer record, for deadlines and destroy */
+    int error;
+    char message[256];
+};
+
+struct coll_async_tcp {
+    struct coll_async_tcp_config config;
+    struct coll_async_tcp_if ifs[COLL_ASYNC_TCP_MAX_IFS];
+    struct coll_async_tcp_addr self[COLL_ASYNC_TCP_MAX_IFS];
+    struct listener listeners[COLL_ASYNC_TCP_MAX_IFS];
+    int epfd;
+    struct coll_async_tcp_peer **peers; /* [nprocs] */
+    struct coll_async_tcp_peer *all_peers;
+    struct conn *unattached, *graveyard;
+    struct op_queue done;
+    int connections;   /* sockets to peers */
+    int pending_links; /* links with a deadline */
+};
+
+/* Small helpers */
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static void put_be64(uint8_t *p, uint64_t value)
+{
+    value = htobe64(value);
+    memcpy(p, &value, 8);
+}
+
+static uint64_t get_be64(const uint8_t *p)
+{
+    uint64_t value;
+
+    memcpy(&value, p, 8);
+    return be64toh(value);
+}
+
+static void encode_frame(uint8_t *p, const struct frame *frame)
+{
+    uint32_t length = htonl(frame->length);
+
+    memcpy(p, &length, 4);
+    p[4] = frame->type;
+    p[5] = p[6] = p[7] = 0;
+    put_be64(p + 8, frame->tag);
+    put_be64(p + 16, frame->offset);
+    put_be64(p + 24, frame->total);
+}
+
+static void decode_frame(const uint8_t *p, struct frame *frame)
+{
+    uint32_t length;
+
+    memcpy(&length, p, 4);
+    frame->length = ntohl(length);
+    frame->type = p[4];
+    frame->tag = get_be64(p + 8);
+    frame->offset = get_be64(p + 16);
+    frame->total = get_be64(p + 24);
+}
+
+static struct sockaddr_in sockaddr_of(struct in_addr addr, uint16_t port)
+{
+    struct sockaddr_in sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr = addr;
+    sa.sin_port = htons(port);
+    return sa;
+}
+
+static void queue_push(struct op_queue *queue, struct coll_async_tcp_op *op)
+{
+    op->next = NULL;
+    if (NULL == queue->tail) {
+        queue->head = op;
+    } else {
+        queue->tail->next = op;
+    }
+    queue->tail = op;
+}
+
+static struct coll_async_tcp_op *queue_pop(struct op_queue *queue)
+{
+    struct coll_async_tcp_op *op = queue->head;
+
+    if (NULL != op) {
+        queue->head = op->next;
+        if (NULL == queue->head) {
+            queue->tail = NULL;
+        }
+    }
+    return op;
+}
+
+/* Operations */
+
+static void op_start(struct coll_async_tcp_op *op, struct coll_async_tcp_peer *peer, uint64_t tag,
+                     const void *buffer, size_t length)
+{
+    op->status = COLL_ASYNC_TCP_PENDING;
+    op->error = NULL;
+    op->bytes = 0;
+    op->next = NULL;
+    op->peer = peer;
+    op->tag = tag;
+    op->buffer = (char *) buffer;
+    op->length = length;
+    op->offset = 0;
+    op->received = 0;
+    op->staging = NULL;
+    op->result = 0;
+    op->in_flight = 0;
+    op->queued = false;
+    op->has_total = false;
+}
+
+/* Completes op once nothing refers to it any more: off the queues, no chunk in flight. */
+static void op_release(struct coll_async_tcp *tcp, struct coll_async_tcp_op *op)
+{
+    if (!op->queued && 0 == op->in_flight) {
+        queue_push(&tcp->done, op);
+    }
+}
+
+static void op_fail(struct coll_async_tcp_op *op, const struct coll_async_tcp_peer *peer)
+{
+    if (0 == op->result) {
+        op->result = peer->error;
+        op->error = peer->message;
+    }
+}
+
+static int run_completions(struct coll_async_tcp *tcp)
+{
+    struct coll_async_tcp_op *op;
+    int count = 0;
+
+    while (NULL != (op = queue_pop(&tcp->done))) {
+        op->status = op->result;
+        if (NULL != op->complete) {
+            op->complete(op);
+        }
+        ++count;
+    }
+    return count;
+}
+
+/* Connections: epoll registration and teardown */
+
+static int conn_set_events(struct coll_async_tcp *tcp, struct conn *conn, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = conn};
+
+    if (events == conn->events) {
+        return 0;
+    }
+    if (0 != epoll_ctl(tcp->epfd, EPOLL_CTL_MOD, conn->fd, &ev)) {
+        return -errno;
+    }
+    conn->events = events;
+    return 0;
+}
+
+static struct conn *conn_new(struct coll_async_tcp *tcp, int fd, enum conn_state state,
+                             uint32_t events)
+{
+    struct conn *conn = calloc(1, sizeof(*conn));
+    struct epoll_event ev = {.events = events};
+
+    if (NULL == conn) {
+        return NULL;
+    }
+    conn->kind = POLL_CONN;
+    conn->fd = fd;
+    conn->state = state;
+    conn->events = events;
+    conn->link = -1;
+    ev.data.ptr = conn;
+    if (0 != epoll_ctl(tcp->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+        free(conn);
+        return NULL;
+    }
+    ++tcp->connections;
+    return conn;
+}
+
+/* Closes the socket now; the struct lives until this progress call ends, since
+ * the epoll events already fetched may point to it. */
+static void conn_close(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    if (CONN_CLOSED == conn->state) {
+        return;
+    }
+    close(conn->fd);
+    conn->fd = -1;
+    conn->state = CONN_CLOSED;
+    --tcp->connections;
+    conn->next = tcp->graveyard;
+    tcp->graveyard = conn;
+}
+
+static void bury(struct coll_async_tcp *tcp)
+{
+    while (NULL != tcp->graveyard) {
+        struct conn *conn = tcp->graveyard;
+
+        tcp->graveyard = conn->next;
+        free(conn->eager_buffer);
+        free(conn);
+    }
+}
+
+static void unattached_remove(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    for (struct conn **p = &tcp->unattached; NULL != *p; p = &(*p)->next) {
+        if (*p == conn) {
+            *p = conn->next;
+            return;
+        }
+    }
+}
+
+static const char *if_name_of(const struct coll_async_tcp *tcp, struct in_addr addr)
+{
+    for (int i = 0; i < tcp->config.nifs; ++i) {
+        if (tcp->ifs[i].addr.s_addr == addr.s_addr) {
+            return tcp->ifs[i].name;
+        }
+    }
+    return "?";
+}
+
+/* Links: deadlines */
+
+static void link_settle(struct coll_async_tcp *tcp, struct link *link)
+{
+    if (0 != link->deadline_ms) {
+        link->deadline_ms = 0;
+        --tcp->pending_links;
+    }
+    link->waiting = false;
+}
+
+static void link_arm(struct coll_async_tcp *tcp, struct link *link)
+{
+    if (0 == link->deadline_ms) {
+        ++tcp->pending_links;
+    }
+    link->deadline_ms = now_ms() + (uint64_t) tcp->config.connect_timeout_ms;
+}
+
+/* Peer failure */
+
+static void describe(const struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer, int l,
+                     const char *what, int err)
+{
+    const struct link *link = &peer->links[l];
+    const struct conn *conn = link->conn;
+    char local[INET_ADDRSTRLEN] = "?", remote[INET_ADDRSTRLEN] = "?";
+    struct in_addr remote_addr = link->remote.addr, local_addr = tcp->ifs[link->local_if].addr;
+    unsigned port = link->remote.port;
+
+    if (NULL != conn) {
+        local_addr = conn->local.sin_addr;
+        remote_addr = conn->remote.sin_addr;
+        port = ntohs(conn->remote.sin_port);
+    }
+    inet_ntop(AF_INET, &local_addr, local, sizeof(local));
+    inet_ntop(AF_INET, &remote_addr, remote, sizeof(remote));
+    snprintf(peer->message, sizeof(peer->message),
+             "tcp: peer %u, link %d (%s %s -> %s:%u): %s: %s", peer->id, l,
+             if_name_of(tcp, local_addr), local, remote, port, what, strerror(-err));
+}
+
+static void fail_queue(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
+                       struct op_queue *queue)
+{
+    struct coll_async_tcp_op *op;
+
+    while (NULL != (op = queue_pop(queue))) {
+        op->queued = false;
+        op_fail(op, peer);
+        op_release(tcp, op);
+    }
+}
+
+static void fail_receives(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer)
+{
+    while (NULL != peer->posted) {
+        struct coll_async_tcp_op *op = peer->posted;
+
+        peer->posted = op->next;
+        free(op->staging);
+        op->staging = NULL;
+        op_fail(op, peer);
+        op_release(tcp, op);
+    }
+    while (NULL != peer->unexpected) {
+        struct unexpected *u = peer->unexpected;
+
+        peer->unexpected = u->next;
+        free(u->staging);
+        free(u);
+    }
+}
+
+/*
+ * Fails every operation on peer and closes its connections, for good: a process
+ * that lost a connection has lost data in it. l is the link that failed, what
+ * and err say how (err: -errno).
+ */
+static void peer_fail(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer, int l,
+                      const char *what, int err)
+{
+    if (0 != peer->error) {
+        return;
+    }
+    describe(tcp, peer, l, what, err);
+    peer->error = err;
+    for (int i = 0; i < peer->nlinks; ++i) {
+        struct link *link = &peer->links[i];
+        struct conn *conn = link->conn;
+
+        link_settle(tcp, link);
+        if (NULL == conn) {
+            continue;
+        }
+        if (NULL != conn->tx_op) {
+            op_fail(conn->tx_op, peer);
+            --conn->tx_op->in_flight;
+            op_release(tcp, conn->tx_op);
+            conn->tx_op = NULL;
+        }
+        conn_close(tcp, conn);
+        link->conn = NULL;
+    }
+    fail_queue(tcp, peer, &peer->eager);
+    fail_queue(tcp, peer, &peer->bulk);
+    fail_receives(tcp, peer);
+}
+
+static void conn_fail(struct coll_async_tcp *tcp, struct conn *conn, const char *what, int err)
+{
+    if (NULL == conn->peer) {
+        unattached_remove(tcp, conn);
+        conn_close(tcp, conn);
+        return;
+    }
+    peer_fail(tcp, conn->peer, conn->link, what, err);
+}
+
+static void check_deadlines(struct coll_async_tcp *tcp)
+{
+    uint64_t now = now_ms();
+
+    for (struct coll_async_tcp_peer *peer = tcp->all_peers; NULL != peer; peer = peer->next) {
+        for (int l = 0; l < peer->nlinks && 0 == peer->error; ++l) {
+            struct link *link = &peer->links[l];
+
+            if (0 != link->deadline_ms && now >= link->deadline_ms) {
+                peer_fail(tcp, peer, l,
+                          link->waiting ? "no connection from the peer in time"
+                                        : "connection not established in time",
+                          -ETIMEDOUT);
+            }
+        }
+    }
+}
+
+/* Peers and the links they share with this process */
+
+static struct coll_async_tcp_peer *peer_get(struct coll_async_tcp *tcp, uint32_t id)
+{
+    struct coll_async_tcp_peer *peer;
+
+    if (id >= tcp->config.nprocs || id == tcp->config.self) {
+        return NULL;
+    }
+    if (NULL != tcp->peers[id]) {
+        return tcp->peers[id];
+    }
+    peer = calloc(1, sizeof(*peer));
+    if (NULL == peer) {
+        return NULL;
+    }
+    peer->id = id;
+    peer->next = tcp->all_peers;
+    tcp->all_peers = peer;
+    tcp->peers[id] = peer;
+    return peer;
+}
+
+static bool same_subnet(const struct coll_async_tcp_addr *a, const struct coll_async_tcp_addr *b)
+{
+    unsigned prefix = a->prefix < b->prefix ? a->prefix : b->prefix;
+    uint32_t mask = 0 == prefix ? 0 : 0xffffffffu << (32 - prefix);
+
+    return 0 == ((ntohl(a->addr.s_addr) ^ ntohl(b->addr.s_addr)) & mask);
+}
+
+/*
+ * Pairs the lower id's endpoints (lo) with the higher id's (hi), so both sides
+ * number the links alike: each lo endpoint, in order, takes the first unused hi
+ * endpoint on its subnet. With no common subnet (routed networks), one link
+ * between the first endpoints. Returns the number of pairs.
+ */
+static int plan_links(const struct coll_async_tcp_addr *lo, int nlo,
+                      const struct coll_async_tcp_addr *hi, int nhi, int max, int *lo_index,
+                      int *hi_index)
+{
+    bool used[COLL_ASYNC_TCP_MAX_IFS] = {false};
+    int count = 0;
+
+    for (int i = 0; i < nlo && count < max; ++i) {
+        for (int j = 0; j < nhi; ++j) {
+            if (!used[j] && same_subnet(&lo[i], &hi[j])) {
+                used[j] = true;
+                lo_index[count] = i;
+                hi_index[count++] = j;
+                break;
+            }
+        }
+    }
+    if (0 == count && nlo > 0 && nhi > 0) {
+        lo_index[0] = hi_index[0] = 0;
+        count = 1;
+    }
+    return count;
+}
+
+static void peer_route(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
+                       const struct coll_async_tcp_addr *addrs, int count)
+{
+    int mine[COLL_ASYNC_TCP_MAX_LINKS], theirs[COLL_ASYNC_TCP_MAX_LINKS];
+    int n;
+    bool lower = tcp->config.self < peer->id;
+
+    n = lower ? plan_links(tcp->self, tcp->config.nifs, addrs, count, tcp->config.max_links,
+                           mine, theirs)
+              : plan_links(addrs, count, tcp->self, tcp->config.nifs, tcp->config.max_links,
+                           theirs, mine);
+    for (int l = 0; l < n; ++l) {
+        peer->links[l].local_if = mine[l];
+        peer->links[l].remote = addrs[theirs[l]];
+    }
+    peer->routable = n;
+    if (n > peer->nlinks) {
+        peer->nlinks = n;
+    }
+}
+
+/* Sending */
+
+/* Takes the next frame for conn: eager messages on link 0 first, then a chunk. */
+static bool conn_take_frame(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    struct coll_async_tcp_peer *peer = conn->peer;
+    struct coll_async_tcp_op *op;
+    struct frame frame = {0};
+
+    if (0 == conn->link && NULL != (op = queue_pop(&peer->eager))) {
+        frame.type = FRAME_EAGER;
+        frame.length = (uint32_t) op->length;
+        conn->tx_data = op->buffer;
+    } else if (NULL != (op = peer->bulk.head)) {
+        size_t left = op->length - op->offset;
+        size_t chunk = left < tcp->config.chunk_size ? left : tcp->config.chunk_size;
+
+        frame.type = FRAME_CHUNK;
+        frame.length = (uint32_t) chunk;
+        frame.offset = op->offset;
+        frame.total = op->length;
+        conn->tx_data = op->buffer + op->offset;
+        op->offset += chunk;
+        if (op->offset == op->length) {
+            (void) queue_pop(&peer->bulk); /* every chunk handed out */
+        }
+    } else {
+        return false;
+    }
+    frame.tag = op->tag;
+    encode_frame(conn->tx_header, &frame);
+    op->queued = peer->bulk.head == op;
+    ++op->in_flight;
+    conn->tx_op = op;
+    conn->tx_length = frame.length;
+    conn->tx_done = 0;
+    return true;
+}
+
+/* Writes what is left of the current frame; bytes written or -errno. */
+static ssize_t conn_send_frame(struct conn *conn)
+{
+    struct iovec iov[2];
+    struct msghdr msg = {.msg_iov = iov};
+    size_t done = conn->tx_done;
+    ssize_t n;
+
+    if (done < HEADER) {
+        iov[msg.msg_iovlen++] = (struct iovec){conn->tx_header + done, HEADER - done};
+        done = HEADER;
+    }
+    if (conn->tx_length > 0) {
+        iov[msg.msg_iovlen++] =
+            (struct iovec){(char *) conn->tx_data + (done - HEADER), conn->tx_length - (done - HEADER)};
+    }
+    do {
+        n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (n < 0 && EINTR == errno);
+    return n < 0 ? -errno : n;
+}
+
+/* Writes frames until the socket is full or about one chunk went out. */
+static void conn_write(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    size_t budget = tcp->config.chunk_size;
+    struct link *link = &conn->peer->links[conn->link];
+
+    while (CONN_ESTABLISHED == conn->state) {
+        struct coll_async_tcp_op *op;
+        ssize_t n;
+
+        if (NULL == conn->tx_op && !conn_take_frame(tcp, conn)) {
+            (void) conn_set_events(tcp, conn, EPOLLIN);
+            return;
+        }
+        n = conn_send_frame(conn);
+        if (-EAGAIN == n || -EWOULDBLOCK == n) {
+            (void) conn_set_events(tcp, conn, EPOLLIN | EPOLLOUT);
+            return;
+        }
+        if (n < 0) {
+            conn_fail(tcp, conn, "send", (int) n);
+            return;
+        }
+        link->bytes_sent += (uint64_t) n;
+        conn->tx_done += (size_t) n;
+        if (conn->tx_done < HEADER + conn->tx_length) {
+            continue;
+        }
+        op = conn->tx_op;
+        conn->tx_op = NULL;
+        --op->in_flight;
+        op_release(tcp, op);
+        if ((size_t) n >= budget) {
+            (void) conn_set_events(tcp, conn, EPOLLIN | EPOLLOUT); /* come back for more */
+            return;
+        }
+        budget -= (size_t) n;
+    }
+}
+
+static int conn_send_control(struct conn *conn, const struct frame *frame)
+{
+    uint8_t header[HEADER];
+    ssize_t n;
+
+    encode_frame(header, frame);
+    n = send(conn->fd, header, HEADER, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+        return -errno;
+    }
+    return HEADER == n ? 0 : -EIO; /* a fresh socket has room for one header */
+}
+
+static int conn_send_hello(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    struct frame hello = {.type = FRAME_HELLO, .tag = tcp->config.self, .total = HELLO_MAGIC};
+
+    hello.offset = (uint64_t) conn->link | (uint64_t) conn->peer->nlinks << 32;
+    return conn_send_control(conn, &hello);
+}
+
+/* Connecting */
+
+static int socket_nodelay(int fd)
+{
+    int one = 1;
+
+    return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ? -errno : 0;
+}
+
+static void conn_connected(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    int err = 0, rc;
+    socklen_t len = sizeof(err);
+
+    if (0 != getsockopt(conn->fd, SOL_SOCKET, SO_ERROR, &err, &len)) {
+        err = errno;
+    }
+    if (0 != err) {
+        conn_fail(tcp, conn, "connect", -err);
+        return;
+    }
+    rc = conn_send_hello(tcp, conn);
+    if (0 == rc) {
+        conn->state = CONN_HELLO_SENT;
+        rc = conn_set_events(tcp, conn, EPOLLIN);
+    }
+    if (0 != rc) {
+        conn_fail(tcp, conn, "send hello", rc);
+    }
+}
+
+/* Opens a socket bound to the link's local interface and starts connecting. */
+static int link_socket(struct coll_async_tcp *tcp, struct link *link, struct sockaddr_in *local,
+                       bool *done)
+{
+    struct sockaddr_in remote = sockaddr_of(link->remote.addr, link->remote.port);
+    socklen_t len = sizeof(*local);
+    int fd, rc;
+
+    *local = sockaddr_of(tcp->ifs[link->local_if].addr, 0);
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return -errno;
+    }
+    if (0 != (rc = socket_nodelay(fd))) {
+        goto fail;
+    }
+    if (0 != bind(fd, (struct sockaddr *) local, sizeof(*local))
+        || 0 != getsockname(fd, (struct sockaddr *) local, &len)) {
+        rc = -errno;
+        goto fail;
+    }
+    *done = 0 == connect(fd, (struct sockaddr *) &remote, sizeof(remote));
+    if (!*done && EINPROGRESS != errno) {
+        rc = -errno;
+        goto fail;
+    }
+    return fd;
+fail:
+    close(fd);
+    return rc;
+}
+
+static void link_connect(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer, int l)
+{
+    struct link *link = &peer->links[l];
+    struct sockaddr_in local;
+    struct conn *conn;
+    bool done = false;
+    int fd = link_socket(tcp, link, &local, &done);
+
+    if (fd < 0) {
+        peer_fail(tcp, peer, l, "connect", fd);
+        return;
+    }
+    conn = conn_new(tcp, fd, CONN_CONNECTING, EPOLLOUT);
+    if (NULL == conn) {
+        close(fd);
+        peer_fail(tcp, peer, l, "connect", -ENOMEM);
+        return;
+    }
+    conn->peer = peer;
+    conn->link = l;
+    conn->local = local;
+    conn->remote = sockaddr_of(link->remote.addr, link->remote.port);
+    link->conn = conn;
+    link_arm(tcp, link);
+    if (done) {
+        conn_connected(tcp, conn);
+    }
+}
+
+/* Connects the first want links that have none, and lets the established ones write. */
+static void peer_kick(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer, int want)
+{
+    for (int l = 0; l < want && 0 == peer->error; ++l) {
+        struct link *link = &peer->links[l];
+
+        if (NULL == link->conn && !link->waiting && l < peer->routable) {
+            link_connect(tcp, peer, l);
+        } else if (NULL != link->conn && CONN_ESTABLISHED == link->conn->state) {
+            conn_write(tcp, link->conn);
+        }
+    }
+}
+
+/* Accepting */
+
+static void accept_some(struct coll_async_tcp *tcp, struct listener *listener)
+{
+    for (int i = 0; i < ACCEPTS_PER_EVENT; ++i) {
+        struct sockaddr_in remote;
+        socklen_t len = sizeof(remote);
+        struct conn *conn;
+        int fd = accept4(listener->fd, (struct sockaddr *) &remote, &len,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+        if (fd < 0) {
+            return; /* EAGAIN, or a connection that died in the backlog */
+        }
+        conn = socket_nodelay(fd) ? NULL : conn_new(tcp, fd, CONN_ACCEPTED, EPOLLIN);
+        if (NULL == conn) {
+            close(fd);
+            continue;
+        }
+        conn->remote = remote;
+        len = sizeof(conn->local);
+        (void) getsockname(fd, (struct sockaddr *) &conn->local, &len);
+        conn->next = tcp->unattached;
+        tcp->unattached = conn;
+    }
+}
+
+/*
+ * The acceptor's side of the simultaneous-connect rule: a lower id's connection
+ * replaces this side's own attempt; a higher id's is refused while this side's
+ * own attempt is under way (the higher id then waits for this one).
+ */
+static bool link_takes(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
+                       struct link *link)
+{
+    struct conn *mine = link->conn;
+
+    if (NULL == mine) {
+        return true;
+    }
+    if (CONN_ESTABLISHED == mine->state || peer->id > tcp->config.self) {
+        return false;
+    }
+    conn_close(tcp, mine);
+    link->conn = NULL;
+    return true;
+}
+
+static void conn_hello(struct coll_async_tcp *tcp, struct conn *conn, const struct frame *hello)
+{
+    uint32_t l = (uint32_t) hello->offset, nlinks = (uint32_t) (hello->offset >> 32);
+    struct coll_async_tcp_peer *peer = NULL;
+    struct frame ack = {.type = FRAME_ACK};
+    int rc;
+
+    unattached_remove(tcp, conn);
+    if (FRAME_HELLO == hello->type && HELLO_MAGIC == hello->total && hello->tag <= UINT32_MAX
+        && l < nlinks && nlinks <= COLL_ASYNC_TCP_MAX_LINKS) {
+        peer = peer_get(tcp, (uint32_t) hello->tag);
+    }
+    if (NULL == peer || 0 != peer->error || !link_takes(tcp, peer, &peer->links[l])) {
+        conn_close(tcp, conn);
+        return;
+    }
+    if ((int) nlinks > peer->nlinks) {
+        peer->nlinks = (int) nlinks;
+    }
+    conn->peer = peer;
+    conn->link = (int) l;
+    peer->links[l].conn = conn;
+    link_settle(tcp, &peer->links[l]);
+    rc = conn_send_control(conn, &ack);
+    if (0 != rc) {
+        conn_fail(tcp, conn, "send ack", rc);
+        return;
+    }
+    conn->state = CONN_ESTABLISHED;
+    conn_write(tcp, conn);
+}
+
+static void conn_ack(struct coll_async_tcp *tcp, struct conn *conn, const struct frame *ack)
+{
+    if (FRAME_ACK != ack->type) {
+        conn_fail(tcp, conn, "handshake", -EPROTO);
+        return;
+    }
+    conn->state = CONN_ESTABLISHED;
+    link_settle(tcp, &conn->peer->links[conn->link]);
+    conn_write(tcp, conn);
+}
+
+/* Receiving */
+
+static struct coll_async_tcp_op *find_posted(struct coll_async_tcp_peer *peer, uint64_t tag)
+{
+    for (struct coll_async_tcp_op *op = peer->posted; NULL != op; op = op->next) {
+        if (op->tag == tag) {
+            return op;
+        }
+    }
+    return NULL;
+}
+
+static struct unexpected *find_unexpected(struct coll_async_tcp_peer *peer, uint64_t tag)
+{
+    for (struct unexpected *u = peer->unexpected; NULL != u; u = u->next) {
+        if (u->tag == tag) {
+            return u;
+        }
+    }
+    return NULL;
+}
+
+static void posted_remove(struct coll_async_tcp_peer *peer, struct coll_async_tcp_op *op)
+{
+    for (struct coll_async_tcp_op **p = &peer->posted; NULL != *p; p = &(*p)->next) {
+        if (*p == op) {
+            *p = op->next;
+            return;
+        }
+    }
+}
+
+static void recv_finish(struct coll_async_tcp *tcp, struct coll_async_tcp_op *op)
+{
+    if (NULL != op->staging) {
+        memcpy(op->buffer, op->staging, op->bytes);
+        free(op->staging);
+        op->staging = NULL;
+    }
+    op_release(tcp, op);
+}
+
+static char *unexpected_target(struct coll_async_tcp_peer *peer, const struct frame *frame)
+{
+    struct unexpected *u = find_unexpected(peer, frame->tag);
+
+    if (NULL == u) {
+        u = calloc(1, sizeof(*u));
+        if (NULL == u || NULL == (u->staging = malloc(frame->total ? frame->total : 1))) {
+            free(u);
+            return NULL;
+        }
+        u->tag = frame->tag;
+        u->total = frame->total;
+        u->next = peer->unexpected;
+        peer->unexpected = u;
+    }
+    return u->total == frame->total ? u->staging : NULL;
+}
+
+/* Where a chunk's payload goes: the posted buffer, or staging. 0 or -EPROTO. */
+static int chunk_target(struct coll_async_tcp_peer *peer, const struct frame *frame, char **dst)
+{
+    struct coll_async_tcp_op *op = find_posted(peer, frame->tag);
+    bool fits;
+
+    if (frame->offset > frame->total || frame->length > frame->total - frame->offset) {
+        return -EPROTO;
+    }
+    if (NULL == op) {
+        *dst = unexpected_target(peer, frame);
+        fits = NULL != *dst;
+    } else if (!op->has_total) {
+        op->has_total = true;
+        op->bytes = frame->total;
+        *dst = op->buffer;
+        fits = frame->total <= op->length;
+    } else {
+        *dst = NULL != op->staging ? op->staging : op->buffer;
+        fits = frame->total == op->bytes;
+    }
+    if (!fits) {
+        return -EPROTO;
+    }
+    *dst += frame->offset;
+    return 0;
+}
+
+static void chunk_arrived(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
+                          const struct frame *frame)
+{
+    struct coll_async_tcp_op *op = find_posted(peer, frame->tag);
+    struct unexpected *u;
+
+    if (NULL != op) {
+        op->received += frame->length;
+        if (op->received == op->bytes) {
+            posted_remove(peer, op);
+            recv_finish(tcp, op);
+        }
+    } else if (NULL != (u = find_unexpected(peer, frame->tag))) {
+        u->received += frame->length;
+    }
+}
+
+static int eager_target(struct conn *conn, size_t length)
+{
+    char *bigger;
+
+    if (length <= conn->eager_size) {
+        return 0;
+    }
+    bigger = realloc(conn->eager_buffer, length);
+    if (NULL == bigger) {
+        return -ENOMEM;
+    }
+    conn->eager_buffer = bigger;
+    conn->eager_size = length;
+    return 0;
+}
+
+static void frame_end(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    const struct frame *frame = &conn->rx_frame;
+    struct coll_async_tcp_peer *peer = conn->peer;
+
+    conn->rx_in_payload = false;
+    if (FRAME_CHUNK == frame->type) {
+        chunk_arrived(tcp, peer, frame);
+    } else if (NULL != tcp->config.on_eager) {
+        tcp->config.on_eager(tcp->config.context, peer->id, frame->tag, conn->eager_buffer,
+                             frame->length);
+    }
+}
+
+/* Acts on a complete header: handshake frames at once, data frames set up the payload. */
+static void frame_begin(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    struct frame *frame = &conn->rx_frame;
+    int rc;
+
+    decode_frame(conn->rx_header, frame);
+    conn->rx_header_have = 0;
+    if (CONN_ACCEPTED == conn->state) {
+        conn_hello(tcp, conn, frame);
+        return;
+    }
+    if (CONN_HELLO_SENT == conn->state) {
+        conn_ack(tcp, conn, frame);
+        return;
+    }
+    if (FRAME_EAGER == frame->type) {
+        rc = eager_target(conn, frame->length);
+        conn->rx_dst = conn->eager_buffer;
+    } else {
+        rc = FRAME_CHUNK == frame->type ? chunk_target(conn->peer, frame, &conn->rx_dst) : -EPROTO;
+    }
+    if (0 != rc) {
+        conn_fail(tcp, conn,
+                  -EPROTO == rc ? "receive: a frame of unknown type, or a bulk transfer longer "
+                                  "than the receive posted for its tag"
+                                : "receive",
+                  rc);
+        return;
+    }
+    conn->rx_in_payload = true;
+    conn->rx_have = 0;
+    if (0 == frame->length) {
+        frame_end(tcp, conn);
+    }
+}
+
+/*
+ * End of stream or an error. A higher id whose hello the lower id closed lost a
+ * simultaneous connect: it waits for the lower id's connection on that link.
+ */
+static void conn_closed(struct coll_async_tcp *tcp, struct conn *conn, int err)
+{
+    struct coll_async_tcp_peer *peer = conn->peer;
+
+    if (CONN_HELLO_SENT == conn->state && 0 == err && peer->id < tcp->config.self) {
+        struct link *link = &peer->links[conn->link];
+
+        link->conn = NULL;
+        link->waiting = true;
+        conn_close(tcp, conn);
+        return;
+    }
+    if (0 == err) {
+        conn_fail(tcp, conn, "receive: the peer closed the connection", -ECONNRESET);
+        return;
+    }
+    conn_fail(tcp, conn, "receive", err);
+}
+
+/* One read: the header's missing bytes, or the payload's plus the next header. */
+static ssize_t conn_read_once(struct conn *conn)
+{
+    struct iovec iov[2];
+    int count = 0;
+    ssize_t n;
+
+    if (conn->rx_in_payload) {
+        iov[count++] = (struct iovec){conn->rx_dst + conn->rx_have,
+                                      conn->rx_frame.length - conn->rx_have};
+    }
+    iov[count++] = (struct iovec){conn->rx_header + conn->rx_header_have,
+                                  HEADER - conn->rx_header_have};
+    do {
+        n = readv(conn->fd, iov, count);
+    } while (n < 0 && EINTR == errno);
+    return n < 0 ? -errno : n;
+}
+
+static void conn_consume(struct coll_async_tcp *tcp, struct conn *conn, size_t n)
+{
+    if (conn->rx_in_payload) {
+        size_t want = conn->rx_frame.length - conn->rx_have;
+        size_t taken = n < want ? n : want;
+
+        conn->rx_have += taken;
+        conn->rx_header_have += n - taken;
+        if (conn->rx_have == conn->rx_frame.length) {
+            frame_end(tcp, conn);
+        }
+    } else {
+        conn->rx_header_have += n;
+    }
+}
+
+static void conn_read(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    size_t budget = READ_BUDGET;
+
+    while (CONN_CLOSED != conn->state && budget > 0) {
+        ssize_t n;
+
+        if (!conn->rx_in_payload && HEADER == conn->rx_header_have) {
+            frame_begin(tcp, conn);
+            continue;
+        }
+        n = conn_read_once(conn);
+        if (-EAGAIN == n || -EWOULDBLOCK == n) {
+            return;
+        }
+        if (n <= 0) {
+            conn_closed(tcp, conn, (int) n);
+            return;
+        }
+        if (NULL != conn->peer && conn->link >= 0) {
+            conn->peer->links[conn->link].bytes_received += (uint64_t) n;
+        }
+        conn_consume(tcp, conn, (size_t) n);
+        budget -= (size_t) n < budget ? (size_t) n : budget;
+    }
+}
+
+/* Progress */
+
+static void dispatch(struct coll_async_tcp *tcp, const struct epoll_event *ev)
+{
+    enum pollable *kind = ev->data.ptr;
+    struct conn *conn = (struct conn *) kind;
+
+    if (POLL_LISTENER == *kind) {
+        accept_some(tcp, (struct listener *) kind);
+        return;
+    }
+    if (CONN_CLOSED == conn->state) {
+        return; /* closed by an earlier event of this call */
+    }
+    if (CONN_CONNECTING == conn->state) {
+        conn_connected(tcp, conn);
+        return;
+    }
+    if (ev->events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+        conn_read(tcp, conn);
+    }
+    if ((ev->events & EPOLLOUT) && CONN_ESTABLISHED == conn->state) {
+        conn_write(tcp, conn);
+    }
+}
+
+int coll_async_tcp_progress(struct coll_async_tcp *tcp)
+{
+    struct epoll_event events[EVENTS_PER_PROGRESS];
+    int n = epoll_wait(tcp->epfd, events, EVENTS_PER_PROGRESS, 0);
+
+    for (int i = 0; i < n; ++i) {
+        dispatch(tcp, &events[i]);
+    }
+    if (0 != tcp->pending_links) {
+        check_deadlines(tcp);
+    }
+    bury(tcp);
+    return (n > 0 ? n : 0) + run_completions(tcp);
+}
+
+int coll_async_tcp_fd(const struct coll_async_tcp *tcp)
+{
+    return tcp->epfd;
+}
+
+/* Posting */
+
+/* The peer an op may be posted to, or NULL with *rc set (and op->error when it failed). */
+static struct coll_async_tcp_peer *peer_for_op(struct coll_async_tcp *tcp, uint32_t id,
+                                               struct coll_async_tcp_op *op, int *rc)
+{
+    struct coll_async_tcp_peer *peer = peer_get(tcp, id);
+
+    *rc = NULL == peer ? (id >= tcp->config.nprocs || id == tcp->config.self ? -EINVAL : -ENOMEM)
+                       : peer->error;
+    if (NULL != peer && 0 != peer->error) {
+        op->error = peer->message;
+        return NULL;
+    }
+    return peer;
+}
+
+int coll_async_tcp_send_eager(struct coll_async_tcp *tcp, uint32_t id, uint64_t tag,
+                              const void *data, size_t length, struct coll_async_tcp_op *op)
+{
+    struct coll_async_tcp_peer *peer;
+    int rc;
+
+    if (length > tcp->config.eager_limit) {
+        return -EMSGSIZE;
+    }
+    if (NULL == (peer = peer_for_op(tcp, id, op, &rc))) {
+        return rc;
+    }
+    if (0 == peer->routable && NULL == peer->links[0].conn) {
+        return -EHOSTUNREACH;
+    }
+    op_start(op, peer, tag, data, length);
+    op->queued = true;
+    queue_push(&peer->eager, op);
+    peer_kick(tcp, peer, 1);
+    return 0;
+}
+
+int coll_async_tcp_send_bulk(struct coll_async_tcp *tcp, uint32_t id, uint64_t tag,
+                             const void *data, size_t length, struct coll_async_tcp_op *op)
+{
+    struct coll_async_tcp_peer *peer;
+    int rc;
+
+    if (NULL == (peer = peer_for_op(tcp, id, op, &rc))) {
+        return rc;
+    }
+    if (0 == peer->routable && NULL == peer->links[0].conn) {
+        return -EHOSTUNREACH;
+    }
+    op_start(op, peer, tag, data, length);
+    op->queued = true;
+    queue_push(&peer->bulk, op);
+    peer_kick(tcp, peer, peer->nlinks);
+    return 0;
+}
+
+/* A receive posted after its transfer began takes over the staging buffer. */
+static int recv_adopt(struct coll_async_tcp_peer *peer, struct coll_async_tcp_op *op)
+{
+    struct unexpected **p = &peer->unexpected, *u;
+
+    while (NULL != *p && (*p)->tag != op->tag) {
+        p = &(*p)->next;
+    }
+    if (NULL == (u = *p)) {
+        return 0;
+    }
+    if (u->total > op->length) {
+        return -EMSGSIZE;
+    }
+    *p = u->next;
+    op->has_total = true;
+    op->bytes = u->total;
+    op->received = u->received;
+    op->staging = u->staging;
+    free(u);
+    return 0;
+}
+
+int coll_async_tcp_recv_bulk(struct coll_async_tcp *tcp, uint32_t id, uint64_t tag, void *buffer,
+                             size_t length, struct coll_async_tcp_op *op)
+{
+    struct coll_async_tcp_peer *peer;
+    int rc;
+
+    if (NULL == (peer = peer_for_op(tcp, id, op, &rc))) {
+        return rc;
+    }
+    if (NULL != find_posted(peer, tag)) {
+        return -EBUSY;
+    }
+    op_start(op, peer, tag, buffer, length);
+    if (0 != (rc = recv_adopt(peer, op))) {
+        return rc;
+    }
+    if (op->has_total && op->received == op->bytes) {
+        recv_finish(tcp, op);
+        return 0;
+    }
+    op->next = peer->posted;
+    peer->posted = op;
+    return 0;
+}
+
+/* Addresses */
+
+int coll_async_tcp_address_encode(const struct coll_async_tcp_addr *addrs, int count, void *blob,
+                                  size_t size)
+{
+    uint8_t *p = blob;
+
+    if (count < 0 || count > COLL_ASYNC_TCP_MAX_IFS) {
+        return -EINVAL;
+    }
+    if (size < 4 + 8 * (size_t) count) {
+        return -ENOSPC;
+    }
+    p[0] = ADDRESS_MAGIC0;
+    p[1] = ADDRESS_MAGIC1;
+    p[2] = ADDRESS_VERSION;
+    p[3] = (uint8_t) count;
+    for (int i = 0; i < count; ++i, p += 8) {
+        memcpy(p + 4, &addrs[i].addr.s_addr, 4); /* already network order */
+        p[8] = (uint8_t) (addrs[i].port >> 8);
+        p[9] = (uint8_t) addrs[i].port;
+        p[10] = addrs[i].prefix;
+        p[11] = 0;
+    }
+    return 4 + 8 * count;
+}
+
+int coll_async_tcp_address_decode(const void *blob, size_t length,
+                                  struct coll_async_tcp_addr *addrs, int max)
+{
+    const uint8_t *p = blob;
+    int count;
+
+    if (length < 4 || ADDRESS_MAGIC0 != p[0] || ADDRESS_MAGIC1 != p[1]
+        || ADDRESS_VERSION != p[2]) {
+        return -EINVAL;
+    }
+    count = p[3];
+    if (count > max || length != 4 + 8 * (size_t) count) {
+        return -EINVAL;
+    }
+    for (int i = 0; i < count; ++i, p += 8) {
+        memcpy(&addrs[i].addr.s_addr, p + 4, 4);
+        addrs[i].port = (uint16_t) (p[8] << 8 | p[9]);
+        addrs[i].prefix = p[10];
+        if (addrs[i].prefix > 32 || 0 == addrs[i].port) {
+            return -EINVAL;
+        }
+    }
+    return count;
+}
+
+int coll_async_tcp_address(const struct coll_async_tcp *tcp, void *blob, size_t size)
+{
+    return coll_async_tcp_address_encode(tcp->self, tcp->config.nifs, blob, size);
+}
+
+int coll_async_tcp_add_peer(struct coll_async_tcp *tcp, uint32_t id, const void *blob,
+                            size_t length)
+{
+    struct coll_async_tcp_addr addrs[COLL_ASYNC_TCP_MAX_IFS];
+    struct coll_async_tcp_peer *peer;
+    int count = coll_async_tcp_address_decode(blob, length, addrs, COLL_ASYNC_TCP_MAX_IFS);
+
+    if (count <= 0 || id >= tcp->config.nprocs || id == tcp->config.self) {
+        return -EINVAL;
+    }
+    peer = peer_get(tcp, id);
+    if (NULL == peer) {
+        return -ENOMEM;
+    }
+    if (0 != peer->routable) {
+        return -EEXIST;
+    }
+    peer_route(tcp, peer, addrs, count);
+    return 0;
+}
+
+/* Set-up and teardown */
+
+static int listen_on(struct coll_async_tcp *tcp, int i)
+{
+    struct sockaddr_in sa = sockaddr_of(tcp->ifs[i].addr, 0);
+    socklen_t len = sizeof(sa);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &tcp->listeners[i]};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+    if (fd < 0) {
+        return -errno;
+    }
+    tcp->listeners[i].kind = POLL_LISTENER;
+    tcp->listeners[i].fd = fd;
+    if (0 != bind(fd, (struct sockaddr *) &sa, sizeof(sa)) || 0 != listen(fd, SOMAXCONN)
+        || 0 != getsockname(fd, (struct sockaddr *) &sa, &len)
+        || 0 != epoll_ctl(tcp->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+        return -errno;
+    }
+    tcp->self[i].addr = tcp->ifs[i].addr;
+    tcp->self[i].port = ntohs(sa.sin_port);
+    tcp->self[i].prefix = tcp->ifs[i].prefix;
+    return 0;
+}
+
+static void config_defaults(struct coll_async_tcp_config *config)
+{
+    if (0 == config->eager_limit) {
+        config->eager_limit = DEFAULT_EAGER_LIMIT;
+    }
+    if (0 == config->chunk_size) {
+        config->chunk_size = DEFAULT_CHUNK;
+    }
+    if (config->max_links <= 0 || config->max_links > COLL_ASYNC_TCP_MAX_LINKS) {
+        config->max_links = COLL_ASYNC_TCP_MAX_LINKS;
+    }
+    if (config->connect_timeout_ms <= 0) {
+        config->connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
+    }
+    if (config->eager_limit > UINT32_MAX || config->chunk_size > UINT32_MAX) {
+        config->eager_limit = config->chunk_size = 0; /* frame lengths are 32-bit */
+    }
+}
+
+int coll_async_tcp_create(struct coll_async_tcp **out, const struct coll_async_tcp_config *config)
+{
+    struct coll_async_tcp *tcp;
+    int rc = -ENOMEM;
+
+    *out = NULL;
+    if (config->nifs < 1 || config->nifs > COLL_ASYNC_TCP_MAX_IFS
+        || config->self >= config->nprocs) {
+        return -EINVAL;
+    }
+    tcp = calloc(1, sizeof(*tcp));
+    if (NULL == tcp) {
+        return -ENOMEM;
+    }
+    tcp->config = *config;
+    config_defaults(&tcp->config);
+    memcpy(tcp->ifs, config->ifs, sizeof(tcp->ifs[0]) * (size_t) config->nifs);
+    tcp->config.ifs = tcp->ifs;
+    for (int i = 0; i < COLL_ASYNC_TCP_MAX_IFS; ++i) {
+        tcp->listeners[i].fd = -1;
+    }
+    tcp->peers = calloc(config->nprocs, sizeof(*tcp->peers));
+    tcp->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (NULL == tcp->peers || tcp->epfd < 0 || 0 == tcp->config.chunk_size) {
+        rc = NULL == tcp->peers ? -ENOMEM : tcp->epfd < 0 ? -errno : -EINVAL;
+        goto fail;
+    }
+    for (int i = 0; i < config->nifs; ++i) {
+        if (0 != (rc = listen_on(tcp, i))) {
+            goto fail;
+        }
+    }
+    *out = tcp;
+    return 0;
+fail:
+    coll_async_tcp_destroy(tcp);
+    return rc;
+}
+
+void coll_async_tcp_destroy(struct coll_async_tcp *tcp)
+{
+    if (NULL == tcp) {
+        return;
+    }
+    for (struct coll_async_tcp_peer *peer = tcp->all_peers; NULL != peer; peer = peer->next) {
+        peer_fail(tcp, peer, 0, "transport closed", -ECANCELED);
+    }
+    run_completions(tcp);
+    while (NULL != tcp->unattached) {
+        struct conn *conn = tcp->unattached;
+
+        tcp->unattached = conn->next;
+        conn_close(tcp, conn);
+    }
+    bury(tcp);
+    while (NULL != tcp->all_peers) {
+        struct coll_async_tcp_peer *peer = tcp->all_peers;
+
+        tcp->all_peers = peer->next;
+        free(peer);
+    }
+    for (int i = 0; i < COLL_ASYNC_TCP_MAX_IFS; ++i) {
+        if (tcp->listeners[i].fd >= 0) {
+            close(tcp->listeners[i].fd);
+        }
+    }
+    if (tcp->epfd >= 0) {
+        close(tcp->epfd);
+    }
+    free(tcp->peers);
+    free(tcp);
+}
+
+/* Counters */
+
+int coll_async_tcp_connections(const struct coll_async_tcp *tcp)
+{
+    return tcp->connections;
+}
+
+int coll_async_tcp_link_stats(const struct coll_async_tcp *tcp, uint32_t id,
+                              struct coll_async_tcp_link_stats *stats, int max)
+{
+    const struct coll_async_tcp_peer *peer = id < tcp->config.nprocs ? tcp->peers[id] : NULL;
+
+    if (NULL == peer) {
+        return 0;
+    }
+    for (int l = 0; l < peer->nlinks && l < max; ++l) {
+        const struct link *link = &peer->links[l];
+
+        stats[l].connected = NULL != link->conn;
+        stats[l].established = NULL != link->conn && CONN_ESTABLISHED == link->conn->state;
+        stats[l].bytes_sent = link->bytes_sent;
+        stats[l].bytes_received = link->bytes_received;
+    }
+    return peer->nlinks;
+}
