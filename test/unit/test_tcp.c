@@ -1,0 +1,824 @@
+/*
+ * Unit tests of transport/coll_async_tcp.c and coll_async_tcp_if.c over loopback,
+ * with forked processes as the peers: address blobs, interface filters, eager
+ * ordering under load, striping over two "interfaces" (127.0.0.1 and 127.0.0.2,
+ * both on lo), simultaneous connects, lazy connects, a peer killed mid-transfer,
+ * refused and timed-out connections.
+ *
+ * The children must not use cmocka (a failed assert would longjmp into a copy of
+ * the runner): they report through their exit status, CHECK naming the line on
+ * stderr, and the parent asserts on waitpid. alarm() turns a hang into a failure.
+ * The children exchange address blobs and meet at barriers through a shared
+ * anonymous mapping, standing in for the modex.
+ */
+
+#define _GNU_SOURCE
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../ompi/mca/coll/async/transport/coll_async_tcp.h"
+
+#define CHILD_TIMEOUT_S 20
+#define MAX_RANKS 4
+#define CHUNK (64 * 1024)
+#define EAGER_MESSAGES 2000
+#define STRIPED_BYTES ((4 << 20) + 13) /* odd: no help from alignment */
+#define KILL_BYTES (64 << 20)          /* more than loopback socket buffers hold */
+
+/* Children: failures exit with the line on stderr */
+
+static int my_rank = -1;
+
+static _Noreturn void child_fail(int line, const char *what)
+{
+    fprintf(stderr, "test_tcp.c:%d: rank %d: CHECK(%s) failed\n", line, my_rank, what);
+    _exit(1);
+}
+
+#define CHECK(cond)                         \
+    do {                                    \
+        if (!(cond)) {                      \
+            child_fail(__LINE__, #cond);    \
+        }                                   \
+    } while (0)
+
+/* The pretend modex and barrier, shared by the children of one test. */
+struct shared {
+    int nranks;
+    int arrived, generation;
+    size_t blob_length[MAX_RANKS];
+    uint8_t blob[MAX_RANKS][COLL_ASYNC_TCP_ADDRESS_MAX];
+};
+
+static struct shared *shared;
+
+typedef void (*rank_fn)(int rank, int nranks);
+
+static const struct coll_async_tcp_if loopback_ifs[2] = {
+    {"lo", {0}, 8, true},
+    {"lo2", {0}, 8, true},
+};
+
+static struct coll_async_tcp_if test_if(int i)
+{
+    struct coll_async_tcp_if one = loopback_ifs[i];
+
+    inet_pton(AF_INET, 0 == i ? "127.0.0.1" : "127.0.0.2", &one.addr);
+    return one;
+}
+
+/* Sleeps on the transport's fd when progress found nothing to do. */
+static void step(struct coll_async_tcp *tcp)
+{
+    struct pollfd pfd = {.fd = coll_async_tcp_fd(tcp), .events = POLLIN};
+
+    if (0 == coll_async_tcp_progress(tcp)) {
+        (void) poll(&pfd, 1, 1);
+    }
+}
+
+static void barrier(struct coll_async_tcp *tcp)
+{
+    int generation = __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE);
+
+    if (shared->nranks == __atomic_add_fetch(&shared->arrived, 1, __ATOMIC_ACQ_REL)) {
+        __atomic_store_n(&shared->arrived, 0, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&shared->generation, 1, __ATOMIC_ACQ_REL);
+        return;
+    }
+    while (generation == __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE)) {
+        if (NULL != tcp) {
+            step(tcp);
+        } else {
+            usleep(200);
+        }
+    }
+}
+
+struct received {
+    int peer_count[MAX_RANKS]; /* eager messages so far, per sender */
+    bool bad_order, bad_data;
+};
+
+static struct coll_async_tcp *open_transport(int rank, int nranks, int nifs,
+                                             struct received *received, void (*on_eager)(
+                                                 void *, uint32_t, uint64_t, const void *, size_t))
+{
+    struct coll_async_tcp_if ifs[2] = {test_if(0), test_if(1)};
+    struct coll_async_tcp_config config = {
+        .ifs = ifs, .nifs = nifs, .self = (uint32_t) rank, .nprocs = (uint32_t) nranks,
+        .chunk_size = CHUNK, .connect_timeout_ms = 5000, .on_eager = on_eager,
+        .context = received,
+    };
+    struct coll_async_tcp *tcp;
+    int length;
+
+    CHECK(0 == coll_async_tcp_create(&tcp, &config));
+    length = coll_async_tcp_address(tcp, shared->blob[rank], COLL_ASYNC_TCP_ADDRESS_MAX);
+    CHECK(length > 0);
+    shared->blob_length[rank] = (size_t) length;
+    return tcp;
+}
+
+/* Creates the transport, publishes its blob, and adds every other rank. */
+static struct coll_async_tcp *open_all(int rank, int nranks, int nifs, struct received *received,
+                                       void (*on_eager)(void *, uint32_t, uint64_t, const void *,
+                                                        size_t))
+{
+    struct coll_async_tcp *tcp = open_transport(rank, nranks, nifs, received, on_eager);
+
+    barrier(NULL);
+    for (int peer = 0; peer < nranks; ++peer) {
+        if (peer != rank) {
+            CHECK(0 == coll_async_tcp_add_peer(tcp, (uint32_t) peer, shared->blob[peer],
+                                               shared->blob_length[peer]));
+        }
+    }
+    barrier(NULL);
+    return tcp;
+}
+
+static void wait_op(struct coll_async_tcp *tcp, const struct coll_async_tcp_op *op)
+{
+    while (COLL_ASYNC_TCP_PENDING == op->status) {
+        step(tcp);
+    }
+}
+
+/* Message contents: byte i of sender s's message k. */
+static uint8_t pattern(int sender, uint64_t k, size_t i)
+{
+    return (uint8_t) (sender * 131 + k * 7 + i * 13);
+}
+
+static void fill(uint8_t *data, size_t length, int sender, uint64_t k)
+{
+    for (size_t i = 0; i < length; ++i) {
+        data[i] = pattern(sender, k, i);
+    }
+}
+
+static bool holds(const uint8_t *data, size_t length, int sender, uint64_t k)
+{
+    for (size_t i = 0; i < length; ++i) {
+        if (data[i] != pattern(sender, k, i)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Parent: fork the ranks, collect their verdicts */
+
+static pid_t spawn(int rank, int nranks, rank_fn body)
+{
+    pid_t pid;
+
+    fflush(NULL); /* the children must not repeat the runner's buffered output */
+    pid = fork();
+    assert_true(pid >= 0);
+    if (0 == pid) {
+        my_rank = rank;
+        alarm(CHILD_TIMEOUT_S);
+        body(rank, nranks);
+        _exit(0);
+    }
+    return pid;
+}
+
+static void assert_exited_cleanly(pid_t pid, int status)
+{
+    if (!WIFEXITED(status) || 0 != WEXITSTATUS(status)) {
+        fail_msg("child %d: %s %d", (int) pid, WIFEXITED(status) ? "exit" : "signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    }
+}
+
+static void reset_shared(int nranks)
+{
+    memset(shared, 0, sizeof(*shared));
+    shared->nranks = nranks;
+}
+
+static void run_ranks(int nranks, rank_fn body)
+{
+    pid_t pids[MAX_RANKS];
+    int status[MAX_RANKS];
+
+    reset_shared(nranks);
+    for (int rank = 0; rank < nranks; ++rank) {
+        pids[rank] = spawn(rank, nranks, body);
+    }
+    for (int rank = 0; rank < nranks; ++rank) {
+        assert_int_equal(waitpid(pids[rank], &status[rank], 0), pids[rank]);
+    }
+    for (int rank = 0; rank < nranks; ++rank) {
+        assert_exited_cleanly(pids[rank], status[rank]);
+    }
+}
+
+/* Address blobs */
+
+static void test_address_roundtrip(void **state)
+{
+    struct coll_async_tcp_addr in[3], out[COLL_ASYNC_TCP_MAX_IFS];
+    uint8_t blob[COLL_ASYNC_TCP_ADDRESS_MAX];
+    int length;
+
+    (void) state;
+    for (int i = 0; i < 3; ++i) {
+        in[i].addr.s_addr = htonl(0x0a000001u + (uint32_t) i * 0x10000u);
+        in[i].port = (uint16_t) (40000 + i * 257);
+        in[i].prefix = (uint8_t) (16 + i);
+    }
+    length = coll_async_tcp_address_encode(in, 3, blob, sizeof(blob));
+    assert_int_equal(length, 4 + 3 * 8);
+    assert_int_equal(coll_async_tcp_address_decode(blob, (size_t) length, out, 8), 3);
+    for (int i = 0; i < 3; ++i) {
+        assert_int_equal(out[i].addr.s_addr, in[i].addr.s_addr);
+        assert_int_equal(out[i].port, in[i].port);
+        assert_int_equal(out[i].prefix, in[i].prefix);
+    }
+    /* Byte order is fixed: the first address and port read the same everywhere. */
+    assert_memory_equal(blob + 4, "\x0a\x00\x00\x01\x9c\x40\x10\x00", 8);
+
+    assert_int_equal(coll_async_tcp_address_encode(in, 3, blob, 20), -ENOSPC);
+    assert_int_equal(coll_async_tcp_address_decode(blob, (size_t) length - 1, out, 8), -EINVAL);
+    assert_int_equal(coll_async_tcp_address_decode(blob, (size_t) length, out, 2), -EINVAL);
+    blob[2] = 2; /* a version this code does not know */
+    assert_int_equal(coll_async_tcp_address_decode(blob, (size_t) length, out, 8), -EINVAL);
+    blob[2] = 1;
+    blob[0] ^= 1;
+    assert_int_equal(coll_async_tcp_address_decode(blob, (size_t) length, out, 8), -EINVAL);
+}
+
+static void test_transport_address(void **state)
+{
+    struct coll_async_tcp_if ifs[2] = {test_if(0), test_if(1)};
+    struct coll_async_tcp_config config = {.ifs = ifs, .nifs = 2, .self = 0, .nprocs = 2};
+    struct coll_async_tcp_addr out[COLL_ASYNC_TCP_MAX_IFS];
+    uint8_t blob[COLL_ASYNC_TCP_ADDRESS_MAX];
+    struct coll_async_tcp *tcp;
+    int length;
+
+    (void) state;
+    assert_int_equal(coll_async_tcp_create(&tcp, &config), 0);
+    length = coll_async_tcp_address(tcp, blob, sizeof(blob));
+    assert_int_equal(coll_async_tcp_address_decode(blob, (size_t) length, out, 8), 2);
+    assert_int_equal(out[0].addr.s_addr, ifs[0].addr.s_addr);
+    assert_int_equal(out[1].addr.s_addr, ifs[1].addr.s_addr);
+    assert_true(0 != out[0].port && 0 != out[1].port);
+    assert_int_equal(out[1].prefix, 8);
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 0, blob, (size_t) length), -EINVAL); /* self */
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 2, blob, (size_t) length), -EINVAL);
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, blob, (size_t) length - 1), -EINVAL);
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, blob, (size_t) length), 0);
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, blob, (size_t) length), -EEXIST);
+    assert_int_equal(coll_async_tcp_connections(tcp), 0);
+    coll_async_tcp_destroy(tcp);
+}
+
+/* Interface selection */
+
+static struct coll_async_tcp_if make_if(const char *name, const char *addr, int prefix,
+                                        bool loopback)
+{
+    struct coll_async_tcp_if one;
+
+    memset(&one, 0, sizeof(one));
+    snprintf(one.name, sizeof(one.name), "%s", name);
+    inet_pton(AF_INET, addr, &one.addr);
+    one.prefix = (uint8_t) prefix;
+    one.loopback = loopback;
+    return one;
+}
+
+/* Applies include/exclude to a made-up machine; returns the names kept, "a,b". */
+static const char *select_ifs(const char *include, const char *exclude, char *out, size_t size)
+{
+    struct coll_async_tcp_if ifs[4] = {
+        make_if("lo", "127.0.0.1", 8, true),
+        make_if("eth0", "10.1.2.3", 16, false),
+        make_if("eth1", "192.168.1.5", 24, false),
+        make_if("ib0", "10.2.0.1", 16, false),
+    };
+    struct coll_async_tcp_if_filter filter;
+    char why[256];
+    int count;
+
+    assert_int_equal(coll_async_tcp_if_parse(include, exclude, &filter, why, sizeof(why)), 0);
+    count = coll_async_tcp_if_apply(&filter, ifs, 4);
+    out[0] = '\0';
+    for (int i = 0; i < count; ++i) {
+        snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? "," : "", ifs[i].name);
+    }
+    return out;
+}
+
+static void assert_parse_fails(const char *include, const char *exclude, const char *reason)
+{
+    struct coll_async_tcp_if_filter filter;
+    char why[256] = "";
+
+    assert_int_equal(coll_async_tcp_if_parse(include, exclude, &filter, why, sizeof(why)),
+                     -EINVAL);
+    if (NULL == strstr(why, reason)) {
+        fail_msg("include \"%s\" exclude \"%s\": \"%s\" does not say \"%s\"",
+                 include ? include : "", exclude ? exclude : "", why, reason);
+    }
+}
+
+static void test_if_filter(void **state)
+{
+    struct coll_async_tcp_if found[COLL_ASYNC_TCP_MAX_IFS];
+    char names[128];
+    int count;
+
+    (void) state;
+    assert_string_equal(select_ifs(NULL, NULL, names, sizeof(names)), "eth0,eth1,ib0");
+    assert_string_equal(select_ifs("", "", names, sizeof(names)), "eth0,eth1,ib0");
+    assert_string_equal(select_ifs("10.0.0.0/8", NULL, names, sizeof(names)), "eth0,ib0");
+    assert_string_equal(select_ifs("eth1,10.2.0.0/16", NULL, names, sizeof(names)), "eth1,ib0");
+    assert_string_equal(select_ifs("lo", NULL, names, sizeof(names)), "lo");
+    assert_string_equal(select_ifs("10.1.2.3", NULL, names, sizeof(names)), "eth0");
+    assert_string_equal(select_ifs("10.9.9.9/8", NULL, names, sizeof(names)), "eth0,ib0");
+    assert_string_equal(select_ifs("wlan0", NULL, names, sizeof(names)), "");
+    assert_string_equal(select_ifs(NULL, "eth1", names, sizeof(names)), "eth0,ib0");
+    assert_string_equal(select_ifs(NULL, "192.168.0.0/16,ib0", names, sizeof(names)), "eth0");
+    /* Loopback only when nothing else is left. */
+    assert_string_equal(select_ifs(NULL, "eth0,eth1,ib0", names, sizeof(names)), "lo");
+    assert_string_equal(select_ifs(NULL, "0.0.0.0/0", names, sizeof(names)), "");
+
+    assert_parse_fails("eth0", "eth1", "mutually exclusive");
+    assert_parse_fails("10.0.0.0/33", NULL, "\"10.0.0.0/33\"");
+    assert_parse_fails("10.0.0/8", NULL, "\"10.0.0/8\"");
+    assert_parse_fails("300.1.1.1/8", NULL, "include list");
+    assert_parse_fails("10.0.0.1/", NULL, "\"10.0.0.1/\"");
+    assert_parse_fails("10.0.0.1/8x", NULL, "\"10.0.0.1/8x\"");
+    assert_parse_fails(NULL, "eth0,,eth1", "exclude list: \"\"");
+    assert_parse_fails(NULL, "eth0,", "exclude list");
+    assert_parse_fails("an-interface-name-too-long", NULL, "too-long");
+    assert_parse_fails("eth 0", NULL, "\"eth 0\"");
+
+    /* The live machine: at least lo, which is up. */
+    count = coll_async_tcp_if_discover(found, COLL_ASYNC_TCP_MAX_IFS);
+    assert_true(count >= 1);
+    for (int i = 0; i < count; ++i) {
+        if (found[i].loopback) {
+            assert_int_equal(found[i].prefix, 8);
+            return;
+        }
+    }
+    fail_msg("no loopback interface among %d", count);
+}
+
+/* Eager messages: order and contents under load, all directions at once */
+
+/* Message k's length: 0 bytes now and then, up to 1.5 KB, and some of 50 KB. */
+static size_t eager_length(uint64_t k)
+{
+    if (k % 17 == 0) {
+        return 0;
+    }
+    return (k * 37) % 1500 + (k % 250 == 1 ? 50000 : 0);
+}
+
+static void on_eager_ordered(void *context, uint32_t peer, uint64_t tag, const void *data,
+                             size_t length)
+{
+    struct received *received = context;
+    uint64_t k = (uint64_t) received->peer_count[peer]++;
+
+    received->bad_order = received->bad_order || tag != k;
+    received->bad_data = received->bad_data || length != eager_length(k)
+                         || !holds(data, length, (int) peer, k);
+}
+
+static void eager_load(int rank, int nranks)
+{
+    static struct coll_async_tcp_op ops[MAX_RANKS][EAGER_MESSAGES];
+    static uint8_t *data[EAGER_MESSAGES];
+    struct received received = {0};
+    struct coll_async_tcp *tcp = open_all(rank, nranks, 2, &received, on_eager_ordered);
+    bool done = false;
+
+    for (uint64_t k = 0; k < EAGER_MESSAGES; ++k) {
+        data[k] = malloc(eager_length(k) + 1);
+        CHECK(NULL != data[k]);
+        fill(data[k], eager_length(k), rank, k);
+    }
+    for (uint64_t k = 0; k < EAGER_MESSAGES; ++k) {
+        for (int peer = 0; peer < nranks; ++peer) {
+            if (peer != rank) {
+                CHECK(0 == coll_async_tcp_send_eager(tcp, (uint32_t) peer, k, data[k],
+                                                     eager_length(k), &ops[peer][k]));
+            }
+        }
+        (void) coll_async_tcp_progress(tcp);
+    }
+    while (!done) {
+        step(tcp);
+        done = true;
+        for (int peer = 0; peer < nranks; ++peer) {
+            done = done && (peer == rank || (received.peer_count[peer] == EAGER_MESSAGES
+                                             && 0 == ops[peer][EAGER_MESSAGES - 1].status));
+        }
+    }
+    CHECK(!received.bad_order && !received.bad_data);
+    for (int peer = 0; peer < nranks; ++peer) {
+        for (int k = 0; k < EAGER_MESSAGES && peer != rank; ++k) {
+            CHECK(0 == ops[peer][k].status);
+        }
+    }
+    /* Eager traffic alone opens one link per peer. */
+    CHECK(coll_async_tcp_connections(tcp) == nranks - 1);
+    barrier(tcp);
+    coll_async_tcp_destroy(tcp);
+    for (int k = 0; k < EAGER_MESSAGES; ++k) {
+        free(data[k]);
+    }
+}
+
+static void test_eager_order_3(void **state)
+{
+    (void) state;
+    run_ranks(3, eager_load);
+}
+
+/* Bulk transfers striped over two links */
+
+static void check_both_links_carried(struct coll_async_tcp *tcp, int peer, bool sent)
+{
+    struct coll_async_tcp_link_stats stats[COLL_ASYNC_TCP_MAX_LINKS];
+
+    CHECK(2 == coll_async_tcp_link_stats(tcp, (uint32_t) peer, stats, COLL_ASYNC_TCP_MAX_LINKS));
+    for (int l = 0; l < 2; ++l) {
+        uint64_t bytes = sent ? stats[l].bytes_sent : stats[l].bytes_received;
+
+        if (bytes < CHUNK) {
+            fprintf(stderr, "rank %d: link %d %s only %llu bytes\n", my_rank, l,
+                    sent ? "sent" : "received", (unsigned long long) bytes);
+        }
+        CHECK(stats[l].established && bytes >= CHUNK);
+    }
+}
+
+static void striped(int rank, int nranks)
+{
+    struct coll_async_tcp *tcp = open_all(rank, nranks, 2, NULL, NULL);
+    struct coll_async_tcp_op op = {0}, zero = {0};
+    uint8_t *data = malloc(STRIPED_BYTES + 100);
+
+    CHECK(NULL != data);
+    if (0 == rank) {
+        /* Posted first: chunks land in place. */
+        fill(data, STRIPED_BYTES, 0, 1);
+        CHECK(0 == coll_async_tcp_send_bulk(tcp, 1, 7, data, STRIPED_BYTES, &op));
+        CHECK(0 == coll_async_tcp_send_bulk(tcp, 1, 8, NULL, 0, &zero));
+        wait_op(tcp, &op);
+        wait_op(tcp, &zero);
+        CHECK(0 == op.status && 0 == zero.status);
+        check_both_links_carried(tcp, 1, true);
+        /* Posted late: the transfer goes through staging. */
+        memset(data, 0, STRIPED_BYTES);
+        barrier(tcp);
+        CHECK(0 == coll_async_tcp_recv_bulk(tcp, 1, 9, data, STRIPED_BYTES + 100, &op));
+        wait_op(tcp, &op);
+        CHECK(0 == op.status && (1 << 20) + 5 == op.bytes && holds(data, op.bytes, 1, 9));
+    } else {
+        memset(data, 0, STRIPED_BYTES);
+        CHECK(0 == coll_async_tcp_recv_bulk(tcp, 0, 7, data, STRIPED_BYTES, &op));
+        CHECK(0 == coll_async_tcp_recv_bulk(tcp, 0, 8, NULL, 0, &zero));
+        CHECK(-EBUSY == coll_async_tcp_recv_bulk(tcp, 0, 7, data, STRIPED_BYTES, &op));
+        wait_op(tcp, &op);
+        wait_op(tcp, &zero);
+        CHECK(0 == op.status && STRIPED_BYTES == op.bytes && holds(data, STRIPED_BYTES, 0, 1));
+        CHECK(0 == zero.status && 0 == zero.bytes);
+        check_both_links_carried(tcp, 0, false);
+        fill(data, (1 << 20) + 5, 1, 9);
+        CHECK(0 == coll_async_tcp_send_bulk(tcp, 0, 9, data, (1 << 20) + 5, &op));
+        barrier(tcp);
+        wait_op(tcp, &op);
+        CHECK(0 == op.status);
+    }
+    barrier(tcp);
+    CHECK(2 == coll_async_tcp_connections(tcp));
+    coll_async_tcp_destroy(tcp);
+    free(data);
+}
+
+static void test_striped_2(void **state)
+{
+    (void) state;
+    run_ranks(2, striped);
+}
+
+/* Both sides connect at the same moment: one connection per link survives. */
+
+static void on_eager_count(void *context, uint32_t peer, uint64_t tag, const void *data,
+                           size_t length)
+{
+    struct received *received = context;
+
+    (void) data;
+    received->bad_order = received->bad_order || tag != (uint64_t) received->peer_count[peer]
+                          || 8 != length;
+    ++received->peer_count[peer];
+}
+
+static void simultaneous(int rank, int nranks)
+{
+    static uint8_t out[256 * 1024], in[256 * 1024];
+
+    for (int round = 0; round < 10; ++round) {
+        struct received received = {0};
+        struct coll_async_tcp *tcp = open_all(rank, nranks, 2, &received, on_eager_count);
+        struct coll_async_tcp_op eager = {0}, send = {0}, recv = {0};
+        struct coll_async_tcp_link_stats stats[COLL_ASYNC_TCP_MAX_LINKS];
+        int peer = 1 - rank;
+
+        fill(out, sizeof(out), rank, (uint64_t) round);
+        CHECK(0 == coll_async_tcp_recv_bulk(tcp, (uint32_t) peer, 1, in, sizeof(in), &recv));
+        CHECK(0 == coll_async_tcp_send_eager(tcp, (uint32_t) peer, 0, out, 8, &eager));
+        CHECK(0 == coll_async_tcp_send_bulk(tcp, (uint32_t) peer, 1, out, sizeof(out), &send));
+        wait_op(tcp, &eager);
+        wait_op(tcp, &send);
+        wait_op(tcp, &recv);
+        while (0 == received.peer_count[peer]) {
+            step(tcp);
+        }
+        CHECK(0 == eager.status && 0 == send.status && 0 == recv.status);
+        CHECK(!received.bad_order && holds(in, sizeof(in), peer, (uint64_t) round));
+        barrier(tcp);
+        CHECK(2 == coll_async_tcp_connections(tcp));
+        CHECK(2 == coll_async_tcp_link_stats(tcp, (uint32_t) peer, stats, 2));
+        CHECK(stats[0].established && stats[1].established);
+        barrier(tcp);
+        coll_async_tcp_destroy(tcp);
+    }
+}
+
+static void test_simultaneous_connect(void **state)
+{
+    (void) state;
+    run_ranks(2, simultaneous);
+}
+
+/* Lazy connects: none before first use, and only to the peer used. */
+
+static void lazy(int rank, int nranks)
+{
+    struct received received = {0};
+    struct coll_async_tcp *tcp = open_all(rank, nranks, 2, &received, on_eager_count);
+    struct coll_async_tcp_link_stats stats[COLL_ASYNC_TCP_MAX_LINKS];
+    struct coll_async_tcp_op op = {0};
+    static uint8_t data[256 * 1024];
+
+    for (int i = 0; i < 20; ++i) {
+        step(tcp);
+    }
+    CHECK(0 == coll_async_tcp_connections(tcp));
+    barrier(tcp);
+    if (0 == rank) {
+        CHECK(0 == coll_async_tcp_send_eager(tcp, 1, 0, data, 8, &op));
+        wait_op(tcp, &op);
+        CHECK(0 == op.status);
+    }
+    while (1 == rank && 0 == received.peer_count[0]) {
+        step(tcp);
+    }
+    barrier(tcp);
+    /* Eager traffic: link 0 only, between 0 and 1 only. */
+    CHECK(coll_async_tcp_connections(tcp) == (2 == rank ? 0 : 1));
+    if (2 != rank) {
+        CHECK(2 == coll_async_tcp_link_stats(tcp, (uint32_t) (1 - rank), stats, 2));
+        CHECK(stats[0].established && !stats[1].connected);
+    }
+    CHECK(2 != rank || 0 == coll_async_tcp_link_stats(tcp, 0, stats, 2) || !stats[0].connected);
+    barrier(tcp);
+    /* A bulk transfer opens the second link. */
+    if (0 == rank) {
+        CHECK(0 == coll_async_tcp_send_bulk(tcp, 1, 5, data, sizeof(data), &op));
+    } else if (1 == rank) {
+        CHECK(0 == coll_async_tcp_recv_bulk(tcp, 0, 5, data, sizeof(data), &op));
+    }
+    if (2 != rank) {
+        wait_op(tcp, &op);
+        CHECK(0 == op.status);
+    }
+    barrier(tcp);
+    CHECK(coll_async_tcp_connections(tcp) == (2 == rank ? 0 : 2));
+    barrier(tcp);
+    coll_async_tcp_destroy(tcp);
+}
+
+static void test_lazy_connect_3(void **state)
+{
+    (void) state;
+    run_ranks(3, lazy);
+}
+
+/* A peer killed mid-transfer */
+
+static int victim_ready[2];
+
+/* Rank 1: takes part in both transfers, tells the parent once bytes have moved
+ * both ways, then stops and waits for SIGKILL. */
+static void victim(struct coll_async_tcp *tcp, uint8_t *in, uint8_t *out)
+{
+    struct coll_async_tcp_link_stats stats[COLL_ASYNC_TCP_MAX_LINKS];
+    struct coll_async_tcp_op send = {0}, recv = {0};
+    uint64_t sent = 0, received = 0;
+
+    CHECK(0 == coll_async_tcp_recv_bulk(tcp, 0, 1, in, KILL_BYTES, &recv));
+    CHECK(0 == coll_async_tcp_send_bulk(tcp, 0, 2, out, KILL_BYTES, &send));
+    while (sent < (1 << 20) || received < (1 << 20)) {
+        int links = coll_async_tcp_link_stats(tcp, 0, stats, COLL_ASYNC_TCP_MAX_LINKS);
+
+        step(tcp);
+        sent = received = 0;
+        for (int l = 0; l < links; ++l) {
+            sent += stats[l].bytes_sent;
+            received += stats[l].bytes_received;
+        }
+    }
+    CHECK(1 == write(victim_ready[1], "k", 1));
+    for (;;) {
+        pause();
+    }
+}
+
+static void survivor(struct coll_async_tcp *tcp, uint8_t *in, uint8_t *out)
+{
+    struct coll_async_tcp_op send = {0}, recv = {0}, late = {0};
+
+    CHECK(0 == coll_async_tcp_send_bulk(tcp, 1, 1, out, KILL_BYTES, &send));
+    CHECK(0 == coll_async_tcp_recv_bulk(tcp, 1, 2, in, KILL_BYTES, &recv));
+    wait_op(tcp, &send);
+    wait_op(tcp, &recv);
+    fprintf(stderr, "survivor: send: %s\nsurvivor: recv: %s\n", send.error, recv.error);
+    CHECK(send.status < 0 && recv.status < 0);
+    CHECK(-ECONNRESET == recv.status || -EPIPE == recv.status);
+    CHECK(NULL != strstr(send.error, "peer 1, link") && NULL != strstr(recv.error, "127.0.0."));
+    /* Later posts to the dead peer fail at once, with the same reason. */
+    CHECK(recv.status == coll_async_tcp_send_eager(tcp, 1, 3, out, 1, &late));
+    CHECK(late.error == recv.error);
+    coll_async_tcp_destroy(tcp);
+}
+
+static void killed(int rank, int nranks)
+{
+    struct coll_async_tcp *tcp = open_all(rank, nranks, 2, NULL, NULL);
+    /* Untouched pages of a large calloc stay unbacked: the sender's source costs nothing. */
+    uint8_t *in = calloc(1, KILL_BYTES), *out = calloc(1, KILL_BYTES);
+
+    CHECK(NULL != in && NULL != out);
+    if (0 == rank) {
+        survivor(tcp, in, out);
+    } else {
+        victim(tcp, in, out);
+    }
+    free(in);
+    free(out);
+}
+
+static void test_peer_killed(void **state)
+{
+    struct timespec start, end;
+    pid_t pids[2];
+    int status;
+    char byte;
+
+    (void) state;
+    reset_shared(2);
+    assert_int_equal(pipe(victim_ready), 0);
+    pids[0] = spawn(0, 2, killed);
+    pids[1] = spawn(1, 2, killed);
+    close(victim_ready[1]);
+    assert_int_equal(read(victim_ready[0], &byte, 1), 1);
+    close(victim_ready[0]);
+    kill(pids[1], SIGKILL);
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    assert_int_equal(waitpid(pids[0], &status, 0), pids[0]);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    assert_exited_cleanly(pids[0], status);
+    assert_int_equal(waitpid(pids[1], &status, 0), pids[1]);
+    assert_true(WIFSIGNALED(status) && SIGKILL == WTERMSIG(status));
+    /* Well within the connect timeout: the error came from the socket, not a timer. */
+    assert_true(end.tv_sec - start.tv_sec < 3);
+}
+
+/* Refused and silent peers, in this process */
+
+static struct coll_async_tcp *open_single(int timeout_ms)
+{
+    struct coll_async_tcp_if ifs[1] = {test_if(0)};
+    struct coll_async_tcp_config config = {
+        .ifs = ifs, .nifs = 1, .self = 0, .nprocs = 2, .connect_timeout_ms = timeout_ms,
+    };
+    struct coll_async_tcp *tcp;
+
+    assert_int_equal(coll_async_tcp_create(&tcp, &config), 0);
+    return tcp;
+}
+
+static void wait_op_parent(struct coll_async_tcp *tcp, const struct coll_async_tcp_op *op)
+{
+    struct timespec start, now;
+
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (COLL_ASYNC_TCP_PENDING == op->status) {
+        step(tcp);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        assert_true(now.tv_sec - start.tv_sec < 10);
+    }
+}
+
+/* A peer whose port nobody listens on any more. */
+static void test_connect_refused(void **state)
+{
+    struct coll_async_tcp *tcp = open_single(5000), *gone = open_single(5000);
+    uint8_t blob[COLL_ASYNC_TCP_ADDRESS_MAX];
+    struct coll_async_tcp_op op = {0};
+    int length = coll_async_tcp_address(gone, blob, sizeof(blob));
+
+    (void) state;
+    coll_async_tcp_destroy(gone);
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, blob, (size_t) length), 0);
+    assert_int_equal(coll_async_tcp_send_eager(tcp, 1, 0, "x", 1, &op), 0);
+    wait_op_parent(tcp, &op);
+    assert_int_equal(op.status, -ECONNREFUSED);
+    print_message("refused: %s\n", op.error);
+    assert_non_null(strstr(op.error, "peer 1, link 0 (lo 127.0.0.1 -> 127.0.0.1:"));
+    assert_non_null(strstr(op.error, "connect: Connection refused"));
+    assert_int_equal(coll_async_tcp_connections(tcp), 0);
+    coll_async_tcp_destroy(tcp);
+}
+
+/* A listener that never answers the hello: the link times out. */
+static void test_connect_timeout(void **state)
+{
+    struct coll_async_tcp *tcp = open_single(300);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    socklen_t len = sizeof(sa);
+    struct coll_async_tcp_addr addr = {.prefix = 8};
+    uint8_t blob[COLL_ASYNC_TCP_ADDRESS_MAX];
+    struct coll_async_tcp_op op = {0}, pending = {0};
+    int fd = socket(AF_INET, SOCK_STREAM, 0), length;
+
+    (void) state;
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    assert_int_equal(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *) &sa, &len), 0);
+    addr.addr = sa.sin_addr;
+    addr.port = ntohs(sa.sin_port);
+    length = coll_async_tcp_address_encode(&addr, 1, blob, sizeof(blob));
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, blob, (size_t) length), 0);
+    assert_int_equal(coll_async_tcp_send_eager(tcp, 1, 0, "x", 1, &op), 0);
+    assert_int_equal(coll_async_tcp_recv_bulk(tcp, 1, 0, blob, sizeof(blob), &pending), 0);
+    wait_op_parent(tcp, &op);
+    wait_op_parent(tcp, &pending);
+    assert_int_equal(op.status, -ETIMEDOUT);
+    assert_int_equal(pending.status, -ETIMEDOUT);
+    print_message("timeout: %s\n", op.error);
+    assert_non_null(strstr(op.error, "not established in time"));
+    coll_async_tcp_destroy(tcp);
+    close(fd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_address_roundtrip),    cmocka_unit_test(test_transport_address),
+        cmocka_unit_test(test_if_filter),            cmocka_unit_test(test_eager_order_3),
+        cmocka_unit_test(test_striped_2),            cmocka_unit_test(test_simultaneous_connect),
+        cmocka_unit_test(test_lazy_connect_3),       cmocka_unit_test(test_peer_killed),
+        cmocka_unit_test(test_connect_refused),      cmocka_unit_test(test_connect_timeout),
+    };
+
+    shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+                  0);
+    if (MAP_FAILED == shared) {
+        return 1;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
