@@ -40,6 +40,7 @@
 #define MAX_RANKS 4
 #define CHUNK (64 * 1024)
 #define EAGER_MESSAGES 2000
+#define BULK_BYTES ((1 << 20) + 7)
 #define STRIPED_BYTES ((4 << 20) + 13) /* odd: no help from alignment */
 #define KILL_BYTES (64 << 20)          /* more than loopback socket buffers hold */
 
@@ -58,6 +59,17 @@ static _Noreturn void child_fail(int line, const char *what)
         if (!(cond)) {                      \
             child_fail(__LINE__, #cond);    \
         }                                   \
+    } while (0)
+
+/* A post that must succeed; says why when it did not. */
+#define POSTED(call, op)                                                                  \
+    do {                                                                                  \
+        int rc_ = (call);                                                                 \
+        if (0 != rc_) {                                                                   \
+            fprintf(stderr, "rank %d: %s: %s\n", my_rank, strerror(-rc_),                 \
+                    (op)->error ? (op)->error : "");                                      \
+            child_fail(__LINE__, #call);                                                  \
+        }                                                                                 \
     } while (0)
 
 /* The pretend modex and barrier, shared by the children of one test. */
@@ -159,6 +171,15 @@ static struct coll_async_tcp *open_all(int rank, int nranks, int nifs, struct re
 static void wait_op(struct coll_async_tcp *tcp, const struct coll_async_tcp_op *op)
 {
     while (COLL_ASYNC_TCP_PENDING == op->status) {
+        step(tcp);
+    }
+}
+
+/* Progresses until count sockets are open: the far side of a handshake may
+ * still sit in a listen backlog when an operation completes. */
+static void settle(struct coll_async_tcp *tcp, int count)
+{
+    while (count != coll_async_tcp_connections(tcp)) {
         step(tcp);
     }
 }
@@ -390,7 +411,8 @@ static void test_if_filter(void **state)
     fail_msg("no loopback interface among %d", count);
 }
 
-/* Eager messages: order and contents under load, all directions at once */
+/* Eager messages: order and contents under load, all directions at once, while bulk
+ * transfers share link 0 and use link 1 */
 
 /* Message k's length: 0 bytes now and then, up to 1.5 KB, and some of 50 KB. */
 static size_t eager_length(uint64_t k)
@@ -412,10 +434,27 @@ static void on_eager_ordered(void *context, uint32_t peer, uint64_t tag, const v
                          || !holds(data, length, (int) peer, k);
 }
 
+/* Posts a bulk send and a bulk receive with every peer: both links carry chunks
+ * while link 0 also carries the eager stream. */
+static void bulk_with_all(struct coll_async_tcp *tcp, int rank, int nranks, uint8_t *out,
+                          uint8_t **in, struct coll_async_tcp_op *sends,
+                          struct coll_async_tcp_op *recvs)
+{
+    for (int peer = 0; peer < nranks; ++peer) {
+        if (peer != rank) {
+            CHECK(0 == coll_async_tcp_send_bulk(tcp, (uint32_t) peer, 0, out, BULK_BYTES,
+                                                &sends[peer]));
+            CHECK(0 == coll_async_tcp_recv_bulk(tcp, (uint32_t) peer, 0, in[peer], BULK_BYTES,
+                                                &recvs[peer]));
+        }
+    }
+}
+
 static void eager_load(int rank, int nranks)
 {
     static struct coll_async_tcp_op ops[MAX_RANKS][EAGER_MESSAGES];
-    static uint8_t *data[EAGER_MESSAGES];
+    static struct coll_async_tcp_op sends[MAX_RANKS], recvs[MAX_RANKS];
+    static uint8_t *data[EAGER_MESSAGES], *in[MAX_RANKS], out[BULK_BYTES];
     struct received received = {0};
     struct coll_async_tcp *tcp = open_all(rank, nranks, 2, &received, on_eager_ordered);
     bool done = false;
@@ -425,11 +464,19 @@ static void eager_load(int rank, int nranks)
         CHECK(NULL != data[k]);
         fill(data[k], eager_length(k), rank, k);
     }
+    fill(out, BULK_BYTES, rank, 0);
+    for (int peer = 0; peer < nranks; ++peer) {
+        CHECK(NULL != (in[peer] = malloc(BULK_BYTES)));
+    }
     for (uint64_t k = 0; k < EAGER_MESSAGES; ++k) {
+        if (EAGER_MESSAGES / 4 == k) {
+            bulk_with_all(tcp, rank, nranks, out, in, sends, recvs);
+        }
         for (int peer = 0; peer < nranks; ++peer) {
             if (peer != rank) {
-                CHECK(0 == coll_async_tcp_send_eager(tcp, (uint32_t) peer, k, data[k],
-                                                     eager_length(k), &ops[peer][k]));
+                POSTED(coll_async_tcp_send_eager(tcp, (uint32_t) peer, k, data[k],
+                                                 eager_length(k), &ops[peer][k]),
+                       &ops[peer][k]);
             }
         }
         (void) coll_async_tcp_progress(tcp);
@@ -439,7 +486,9 @@ static void eager_load(int rank, int nranks)
         done = true;
         for (int peer = 0; peer < nranks; ++peer) {
             done = done && (peer == rank || (received.peer_count[peer] == EAGER_MESSAGES
-                                             && 0 == ops[peer][EAGER_MESSAGES - 1].status));
+                                             && 0 == ops[peer][EAGER_MESSAGES - 1].status
+                                             && 0 == sends[peer].status
+                                             && 0 == recvs[peer].status));
         }
     }
     CHECK(!received.bad_order && !received.bad_data);
@@ -447,9 +496,10 @@ static void eager_load(int rank, int nranks)
         for (int k = 0; k < EAGER_MESSAGES && peer != rank; ++k) {
             CHECK(0 == ops[peer][k].status);
         }
+        CHECK(peer == rank || holds(in[peer], BULK_BYTES, peer, 0));
+        free(in[peer]);
     }
-    /* Eager traffic alone opens one link per peer. */
-    CHECK(coll_async_tcp_connections(tcp) == nranks - 1);
+    settle(tcp, 2 * (nranks - 1));
     barrier(tcp);
     coll_async_tcp_destroy(tcp);
     for (int k = 0; k < EAGER_MESSAGES; ++k) {
@@ -481,6 +531,16 @@ static void check_both_links_carried(struct coll_async_tcp *tcp, int peer, bool 
     }
 }
 
+static void wait_links(struct coll_async_tcp *tcp, int peer)
+{
+    struct coll_async_tcp_link_stats stats[2] = {{0}};
+
+    while (!stats[0].established || !stats[1].established) {
+        step(tcp);
+        CHECK(2 == coll_async_tcp_link_stats(tcp, (uint32_t) peer, stats, 2));
+    }
+}
+
 static void striped(int rank, int nranks)
 {
     struct coll_async_tcp *tcp = open_all(rank, nranks, 2, NULL, NULL);
@@ -489,12 +549,15 @@ static void striped(int rank, int nranks)
 
     CHECK(NULL != data);
     if (0 == rank) {
+        /* An empty transfer opens both links; the data is spread once they are up
+         * (a link still connecting would rightly carry less). */
+        CHECK(0 == coll_async_tcp_send_bulk(tcp, 1, 8, NULL, 0, &zero));
+        wait_links(tcp, 1);
+        wait_op(tcp, &zero);
         /* Posted first: chunks land in place. */
         fill(data, STRIPED_BYTES, 0, 1);
         CHECK(0 == coll_async_tcp_send_bulk(tcp, 1, 7, data, STRIPED_BYTES, &op));
-        CHECK(0 == coll_async_tcp_send_bulk(tcp, 1, 8, NULL, 0, &zero));
         wait_op(tcp, &op);
-        wait_op(tcp, &zero);
         CHECK(0 == op.status && 0 == zero.status);
         check_both_links_carried(tcp, 1, true);
         /* Posted late: the transfer goes through staging. */
@@ -519,8 +582,8 @@ static void striped(int rank, int nranks)
         wait_op(tcp, &op);
         CHECK(0 == op.status);
     }
+    settle(tcp, 2);
     barrier(tcp);
-    CHECK(2 == coll_async_tcp_connections(tcp));
     coll_async_tcp_destroy(tcp);
     free(data);
 }
@@ -552,7 +615,7 @@ static void simultaneous(int rank, int nranks)
         struct received received = {0};
         struct coll_async_tcp *tcp = open_all(rank, nranks, 2, &received, on_eager_count);
         struct coll_async_tcp_op eager = {0}, send = {0}, recv = {0};
-        struct coll_async_tcp_link_stats stats[COLL_ASYNC_TCP_MAX_LINKS];
+        struct coll_async_tcp_link_stats stats[COLL_ASYNC_TCP_MAX_LINKS] = {{0}};
         int peer = 1 - rank;
 
         fill(out, sizeof(out), rank, (uint64_t) round);
@@ -567,11 +630,13 @@ static void simultaneous(int rank, int nranks)
         }
         CHECK(0 == eager.status && 0 == send.status && 0 == recv.status);
         CHECK(!received.bad_order && holds(in, sizeof(in), peer, (uint64_t) round));
-        barrier(tcp);
-        CHECK(2 == coll_async_tcp_connections(tcp));
-        CHECK(2 == coll_async_tcp_link_stats(tcp, (uint32_t) peer, stats, 2));
-        CHECK(stats[0].established && stats[1].established);
-        barrier(tcp);
+        /* Losers of the race close as their handshakes finish: exactly two remain. */
+        while (2 != coll_async_tcp_connections(tcp) || !stats[0].established
+               || !stats[1].established) {
+            step(tcp);
+            CHECK(2 == coll_async_tcp_link_stats(tcp, (uint32_t) peer, stats, 2));
+        }
+        barrier(tcp); /* then the peer may close: no counting after this */
         coll_async_tcp_destroy(tcp);
     }
 }
@@ -605,6 +670,7 @@ static void lazy(int rank, int nranks)
     while (1 == rank && 0 == received.peer_count[0]) {
         step(tcp);
     }
+    settle(tcp, 2 == rank ? 0 : 1);
     barrier(tcp);
     /* Eager traffic: link 0 only, between 0 and 1 only. */
     CHECK(coll_async_tcp_connections(tcp) == (2 == rank ? 0 : 1));
@@ -624,6 +690,7 @@ static void lazy(int rank, int nranks)
         wait_op(tcp, &op);
         CHECK(0 == op.status);
     }
+    settle(tcp, 2 == rank ? 0 : 2);
     barrier(tcp);
     CHECK(coll_async_tcp_connections(tcp) == (2 == rank ? 0 : 2));
     barrier(tcp);
@@ -805,6 +872,116 @@ static void test_connect_timeout(void **state)
     close(fd);
 }
 
+/*
+ * A hand-made peer on a plain socket, so the test controls how it goes away: it
+ * accepts the transport's connection, answers the hello with an ACK frame (32
+ * bytes: length 0, type 2, the rest 0) and reads the first eager message.
+ */
+struct fake_peer {
+    int listener, fd;
+};
+
+/* Reads length bytes on the plain socket while the transport makes progress. */
+static void fake_read(struct coll_async_tcp *tcp, int fd, uint8_t *buffer, size_t length)
+{
+    size_t have = 0;
+
+    while (have < length) {
+        ssize_t n = recv(fd, buffer + have, length - have, MSG_DONTWAIT);
+
+        if (n > 0) {
+            have += (size_t) n;
+        } else {
+            assert_true(n < 0 && EAGAIN == errno);
+            step(tcp);
+        }
+    }
+}
+
+static struct coll_async_tcp *open_with_fake_peer(struct fake_peer *fake)
+{
+    struct coll_async_tcp *tcp = open_single(5000);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    socklen_t len = sizeof(sa);
+    struct coll_async_tcp_addr addr = {.prefix = 8};
+    uint8_t blob[COLL_ASYNC_TCP_ADDRESS_MAX], frame[32 + 1] = {0};
+    struct coll_async_tcp_op op = {0};
+    int length;
+
+    fake->listener = socket(AF_INET, SOCK_STREAM, 0);
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    assert_int_equal(bind(fake->listener, (struct sockaddr *) &sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fake->listener, 4), 0);
+    assert_int_equal(getsockname(fake->listener, (struct sockaddr *) &sa, &len), 0);
+    addr.addr = sa.sin_addr;
+    addr.port = ntohs(sa.sin_port);
+    length = coll_async_tcp_address_encode(&addr, 1, blob, sizeof(blob));
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, blob, (size_t) length), 0);
+
+    assert_int_equal(coll_async_tcp_send_eager(tcp, 1, 0, "x", 1, &op), 0);
+    fake->fd = accept(fake->listener, NULL, NULL);
+    assert_true(fake->fd >= 0);
+    fake_read(tcp, fake->fd, frame, 32); /* the hello */
+    assert_int_equal(frame[4], 1);
+    memset(frame, 0, sizeof(frame));
+    frame[4] = 2;
+    assert_int_equal(send(fake->fd, frame, 32, 0), 32);
+    wait_op_parent(tcp, &op);
+    assert_int_equal(op.status, 0);
+    fake_read(tcp, fake->fd, frame, 33); /* the eager message */
+    assert_int_equal(frame[32], 'x');
+    return tcp;
+}
+
+static void close_fake_peer(struct fake_peer *fake)
+{
+    close(fake->fd);
+    close(fake->listener);
+    nanosleep(&(struct timespec){0, 20000000}, NULL); /* let the FIN arrive */
+}
+
+/* A peer that closes cleanly (EOF) fails the receive waiting on it. */
+static void test_peer_closed(void **state)
+{
+    struct fake_peer fake;
+    struct coll_async_tcp *tcp = open_with_fake_peer(&fake);
+    struct coll_async_tcp_op recv = {0};
+    char buffer[16];
+
+    (void) state;
+    assert_int_equal(coll_async_tcp_recv_bulk(tcp, 1, 4, buffer, sizeof(buffer), &recv), 0);
+    close_fake_peer(&fake);
+    wait_op_parent(tcp, &recv);
+    print_message("closed: %s\n", recv.error);
+    assert_int_equal(recv.status, -ECONNRESET);
+    assert_non_null(strstr(recv.error, "the peer closed the connection"));
+    assert_int_equal(coll_async_tcp_connections(tcp), 0);
+    coll_async_tcp_destroy(tcp);
+}
+
+/*
+ * Writing to a peer that has closed: the first write draws a reset, the second
+ * fails with EPIPE, which raises SIGPIPE unless the transport says MSG_NOSIGNAL.
+ * Posting writes at once, before progress reads the end of stream.
+ */
+static void test_write_after_close(void **state)
+{
+    struct fake_peer fake;
+    struct coll_async_tcp *tcp = open_with_fake_peer(&fake);
+    struct coll_async_tcp_op first = {0}, second = {0};
+
+    (void) state;
+    close_fake_peer(&fake);
+    assert_int_equal(coll_async_tcp_send_eager(tcp, 1, 1, "y", 1, &first), 0);
+    nanosleep(&(struct timespec){0, 20000000}, NULL); /* let the reset arrive */
+    assert_int_equal(coll_async_tcp_send_eager(tcp, 1, 2, "z", 1, &second), 0);
+    wait_op_parent(tcp, &second);
+    print_message("write after close: %s\n", second.error);
+    assert_int_equal(second.status, -EPIPE);
+    assert_non_null(strstr(second.error, "send: Broken pipe"));
+    coll_async_tcp_destroy(tcp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -813,12 +990,16 @@ int main(void)
         cmocka_unit_test(test_striped_2),            cmocka_unit_test(test_simultaneous_connect),
         cmocka_unit_test(test_lazy_connect_3),       cmocka_unit_test(test_peer_killed),
         cmocka_unit_test(test_connect_refused),      cmocka_unit_test(test_connect_timeout),
+        cmocka_unit_test(test_peer_closed),          cmocka_unit_test(test_write_after_close),
     };
 
     shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
                   0);
     if (MAP_FAILED == shared) {
         return 1;
+    }
+    if (NULL != getenv("TEST_TCP_ONLY")) {
+        cmocka_set_test_filter(getenv("TEST_TCP_ONLY")); /* e.g. "*eager*" */
     }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
