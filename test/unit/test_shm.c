@@ -1,11 +1,7 @@
 /*
  * Unit tests of transport/coll_async_shm.c with forked processes as the local
  * ranks: attach and unlink, the sequence flags and double-buffered slots, CMA, and
- * what a killed creator leaves behind.
- *
- * The children must not use cmocka (a failed assert would longjmp into a copy of
- * the runner): they report through their exit status, CHECK naming the line on
- * stderr, and the parent asserts on waitpid. alarm() turns a hang into a failure.
+ * what a killed creator leaves behind (the ranks: forked_ranks.h).
  */
 
 #define _GNU_SOURCE
@@ -31,8 +27,8 @@
 
 #include "../../ompi/mca/coll/async/coll_async_backoff.h"
 #include "../../ompi/mca/coll/async/transport/coll_async_shm.h"
+#include "forked_ranks.h"
 
-#define CHILD_TIMEOUT_S 20
 #define SLOT_SIZE 256
 /* Lockstep rounds cost ~1 ms each once the 2-core test host is oversubscribed
  * (3 ranks plus one busy job): 2000 keep the suite within seconds there; build
@@ -44,22 +40,6 @@
 
 typedef void (*rank_fn)(int rank, int nranks, const char *name);
 
-/* Children: failures exit with the line on stderr */
-
-static int my_rank = -1;
-
-static _Noreturn void child_fail(int line, const char *what)
-{
-    fprintf(stderr, "test_shm.c:%d: rank %d: CHECK(%s) failed\n", line, my_rank, what);
-    _exit(1);
-}
-
-#define CHECK(cond)                         \
-    do {                                    \
-        if (!(cond)) {                      \
-            child_fail(__LINE__, #cond);    \
-        }                                   \
-    } while (0)
 
 static bool segment_file_exists(const char *name)
 {
@@ -123,28 +103,24 @@ static void segment_name(char *name, size_t size)
     snprintf(name, size, "/coll_async_test_%d_%d", (int) getpid(), ++count);
 }
 
-static pid_t spawn(int rank, int nranks, const char *name, rank_fn body)
-{
-    pid_t pid;
+struct job {
+    rank_fn body;
+    int nranks;
+    const char *name;
+};
 
-    fflush(NULL); /* the children must not repeat the runner's buffered output */
-    pid = fork();
-    assert_true(pid >= 0);
-    if (0 == pid) {
-        my_rank = rank;
-        alarm(CHILD_TIMEOUT_S);
-        body(rank, nranks, name);
-        _exit(0);
-    }
-    return pid;
+static void run_rank(int rank, void *context)
+{
+    const struct job *job = context;
+
+    job->body(rank, job->nranks, job->name);
 }
 
-static void assert_exited_cleanly(pid_t pid, int status)
+static pid_t spawn(int rank, int nranks, const char *name, rank_fn body)
 {
-    if (!WIFEXITED(status) || 0 != WEXITSTATUS(status)) {
-        fail_msg("child %d: %s %d", (int) pid, WIFEXITED(status) ? "exit" : "signal",
-                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-    }
+    struct job job = {body, nranks, name};
+
+    return spawn_rank(rank, run_rank, &job);
 }
 
 static void run_ranks(int nranks, rank_fn body)
@@ -157,15 +133,11 @@ static void run_ranks(int nranks, rank_fn body)
     for (int rank = 0; rank < nranks; ++rank) {
         pids[rank] = spawn(rank, nranks, name, body);
     }
-    for (int rank = 0; rank < nranks; ++rank) {
-        assert_int_equal(waitpid(pids[rank], &status[rank], 0), pids[rank]);
-    }
+    wait_ranks(nranks, pids, status);
     /* Unlink before asserting, so that a failure leaves no file either. */
     unlinked = shm_unlink(name);
     unlink_errno = errno;
-    for (int rank = 0; rank < nranks; ++rank) {
-        assert_exited_cleanly(pids[rank], status[rank]);
-    }
+    assert_ranks_exited_cleanly(nranks, pids, status);
     /* Nothing was left for the parent to clean up. */
     assert_int_equal(unlinked, -1);
     assert_int_equal(unlink_errno, ENOENT);

@@ -5,10 +5,7 @@
  * both on lo), simultaneous connects, lazy connects, a peer killed mid-transfer,
  * refused and timed-out connections.
  *
- * The children must not use cmocka (a failed assert would longjmp into a copy of
- * the runner): they report through their exit status, CHECK naming the line on
- * stderr, and the parent asserts on waitpid. alarm() turns a hang into a failure.
- * The children exchange address blobs and meet at barriers through a shared
+ * The children (forked_ranks.h) exchange address blobs and meet at barriers through a shared
  * anonymous mapping, standing in for the modex.
  */
 
@@ -35,31 +32,14 @@
 #include <cmocka.h>
 
 #include "../../ompi/mca/coll/async/transport/coll_async_tcp.h"
+#include "forked_ranks.h"
 
-#define CHILD_TIMEOUT_S 20
 #define MAX_RANKS 4
 #define CHUNK (64 * 1024)
 #define EAGER_MESSAGES 2000
 #define BULK_BYTES ((1 << 20) + 7)
 #define STRIPED_BYTES ((4 << 20) + 13) /* odd: no help from alignment */
 #define KILL_BYTES (64 << 20)          /* more than loopback socket buffers hold */
-
-/* Children: failures exit with the line on stderr */
-
-static int my_rank = -1;
-
-static _Noreturn void child_fail(int line, const char *what)
-{
-    fprintf(stderr, "test_tcp.c:%d: rank %d: CHECK(%s) failed\n", line, my_rank, what);
-    _exit(1);
-}
-
-#define CHECK(cond)                         \
-    do {                                    \
-        if (!(cond)) {                      \
-            child_fail(__LINE__, #cond);    \
-        }                                   \
-    } while (0)
 
 /* A post that must succeed; says why when it did not. */
 #define POSTED(call, op)                                                                  \
@@ -68,7 +48,7 @@ static _Noreturn void child_fail(int line, const char *what)
         if (0 != rc_) {                                                                   \
             fprintf(stderr, "rank %d: %s: %s\n", my_rank, strerror(-rc_),                 \
                     (op)->error ? (op)->error : "");                                      \
-            child_fail(__LINE__, #call);                                                  \
+            child_fail(__FILE__, __LINE__, #call);                                        \
         }                                                                                 \
     } while (0)
 
@@ -209,28 +189,23 @@ static bool holds(const uint8_t *data, size_t length, int sender, uint64_t k)
 
 /* Parent: fork the ranks, collect their verdicts */
 
-static pid_t spawn(int rank, int nranks, rank_fn body)
-{
-    pid_t pid;
+struct job {
+    rank_fn body;
+    int nranks;
+};
 
-    fflush(NULL); /* the children must not repeat the runner's buffered output */
-    pid = fork();
-    assert_true(pid >= 0);
-    if (0 == pid) {
-        my_rank = rank;
-        alarm(CHILD_TIMEOUT_S);
-        body(rank, nranks);
-        _exit(0);
-    }
-    return pid;
+static void run_rank(int rank, void *context)
+{
+    const struct job *job = context;
+
+    job->body(rank, job->nranks);
 }
 
-static void assert_exited_cleanly(pid_t pid, int status)
+static pid_t spawn(int rank, int nranks, rank_fn body)
 {
-    if (!WIFEXITED(status) || 0 != WEXITSTATUS(status)) {
-        fail_msg("child %d: %s %d", (int) pid, WIFEXITED(status) ? "exit" : "signal",
-                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-    }
+    struct job job = {body, nranks};
+
+    return spawn_rank(rank, run_rank, &job);
 }
 
 static void reset_shared(int nranks)
@@ -248,12 +223,8 @@ static void run_ranks(int nranks, rank_fn body)
     for (int rank = 0; rank < nranks; ++rank) {
         pids[rank] = spawn(rank, nranks, body);
     }
-    for (int rank = 0; rank < nranks; ++rank) {
-        assert_int_equal(waitpid(pids[rank], &status[rank], 0), pids[rank]);
-    }
-    for (int rank = 0; rank < nranks; ++rank) {
-        assert_exited_cleanly(pids[rank], status[rank]);
-    }
+    wait_ranks(nranks, pids, status);
+    assert_ranks_exited_cleanly(nranks, pids, status);
 }
 
 /* Address blobs */
