@@ -1218,15 +1218,13 @@ static struct coll_async_tcp_peer *peer_for_op(struct coll_async_tcp *tcp, uint3
     return peer;
 }
 
-int coll_async_tcp_send_eager(struct coll_async_tcp *tcp, uint32_t id, uint64_t tag,
-                              const void *data, size_t length, struct coll_async_tcp_op *op)
+/* Queues a send on its kind's queue (eager: link 0 only; bulk: every link). */
+static int post_send(struct coll_async_tcp *tcp, uint32_t id, uint64_t tag, const void *data,
+                     size_t length, struct coll_async_tcp_op *op, bool eager)
 {
     struct coll_async_tcp_peer *peer;
     int rc;
 
-    if (length > tcp->config.eager_limit) {
-        return -EMSGSIZE;
-    }
     if (NULL == (peer = peer_for_op(tcp, id, op, &rc))) {
         return rc;
     }
@@ -1235,28 +1233,24 @@ int coll_async_tcp_send_eager(struct coll_async_tcp *tcp, uint32_t id, uint64_t 
     }
     op_start(op, peer, tag, data, length);
     op->queued = true;
-    queue_push(&peer->eager, op);
-    peer_kick(tcp, peer, 1);
+    queue_push(eager ? &peer->eager : &peer->bulk, op);
+    peer_kick(tcp, peer, eager ? 1 : peer->nlinks);
     return 0;
+}
+
+int coll_async_tcp_send_eager(struct coll_async_tcp *tcp, uint32_t id, uint64_t tag,
+                              const void *data, size_t length, struct coll_async_tcp_op *op)
+{
+    if (length > tcp->config.eager_limit) {
+        return -EMSGSIZE;
+    }
+    return post_send(tcp, id, tag, data, length, op, true);
 }
 
 int coll_async_tcp_send_bulk(struct coll_async_tcp *tcp, uint32_t id, uint64_t tag,
                              const void *data, size_t length, struct coll_async_tcp_op *op)
 {
-    struct coll_async_tcp_peer *peer;
-    int rc;
-
-    if (NULL == (peer = peer_for_op(tcp, id, op, &rc))) {
-        return rc;
-    }
-    if (0 == peer->routable && NULL == peer->links[0].conn) {
-        return -EHOSTUNREACH;
-    }
-    op_start(op, peer, tag, data, length);
-    op->queued = true;
-    queue_push(&peer->bulk, op);
-    peer_kick(tcp, peer, peer->nlinks);
-    return 0;
+    return post_send(tcp, id, tag, data, length, op, false);
 }
 
 /* A receive posted after its transfer began takes over the staging buffer. */
