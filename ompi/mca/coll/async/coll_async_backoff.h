@@ -33,24 +33,46 @@ static inline void coll_async_cpu_relax(void)
 #endif
 }
 
-static inline void coll_async_backoff_wait(struct coll_async_backoff *backoff)
+enum coll_async_backoff_step {
+    COLL_ASYNC_BACKOFF_SPIN,
+    COLL_ASYNC_BACKOFF_YIELD,
+    COLL_ASYNC_BACKOFF_SLEEP /* for backoff->sleep_ns */
+};
+
+/* Advances backoff by one round and says what the waiter does in it. */
+static inline enum coll_async_backoff_step
+coll_async_backoff_next(struct coll_async_backoff *backoff)
 {
     if (backoff->rounds < COLL_ASYNC_BACKOFF_SPINS) {
         ++backoff->rounds;
-        coll_async_cpu_relax();
-    } else if (backoff->rounds < COLL_ASYNC_BACKOFF_SPINS + COLL_ASYNC_BACKOFF_YIELDS) {
+        return COLL_ASYNC_BACKOFF_SPIN;
+    }
+    if (backoff->rounds < COLL_ASYNC_BACKOFF_SPINS + COLL_ASYNC_BACKOFF_YIELDS) {
         ++backoff->rounds;
-        sched_yield();
-    } else {
-        struct timespec pause;
+        return COLL_ASYNC_BACKOFF_YIELD;
+    }
+    backoff->sleep_ns = backoff->sleep_ns ? backoff->sleep_ns * 2 : 1000;
+    if (backoff->sleep_ns > COLL_ASYNC_BACKOFF_MAX_SLEEP_NS) {
+        backoff->sleep_ns = COLL_ASYNC_BACKOFF_MAX_SLEEP_NS;
+    }
+    return COLL_ASYNC_BACKOFF_SLEEP;
+}
 
-        backoff->sleep_ns = backoff->sleep_ns ? backoff->sleep_ns * 2 : 1000;
-        if (backoff->sleep_ns > COLL_ASYNC_BACKOFF_MAX_SLEEP_NS) {
-            backoff->sleep_ns = COLL_ASYNC_BACKOFF_MAX_SLEEP_NS;
-        }
-        pause.tv_sec = 0;
+static inline void coll_async_backoff_wait(struct coll_async_backoff *backoff)
+{
+    struct timespec pause = {.tv_sec = 0};
+
+    switch (coll_async_backoff_next(backoff)) {
+    case COLL_ASYNC_BACKOFF_SPIN:
+        coll_async_cpu_relax();
+        break;
+    case COLL_ASYNC_BACKOFF_YIELD:
+        sched_yield();
+        break;
+    case COLL_ASYNC_BACKOFF_SLEEP:
         pause.tv_nsec = backoff->sleep_ns;
         nanosleep(&pause, NULL);
+        break;
     }
 }
 

@@ -270,16 +270,15 @@ static bool shares_creator_cpu(void)
  * sleeps in growing steps that a new post cuts short. */
 struct thread_wait {
     bool shared;          /* the thread may run where its rank runs */
-    uint32_t rounds;
-    uint32_t sleep_ns;
+    struct coll_async_backoff backoff;
     uint64_t helped_seen; /* engine.helped at the last look */
     int32_t posts_seen;   /* engine.wake at the last look */
 };
 
 static void thread_wait_reset(struct thread_wait *wait)
 {
-    wait->rounds = wait->shared ? COLL_ASYNC_BACKOFF_SPINS : 0;
-    wait->sleep_ns = 0;
+    wait->backoff.rounds = wait->shared ? COLL_ASYNC_BACKOFF_SPINS : 0;
+    wait->backoff.sleep_ns = 0;
     wait->helped_seen = __atomic_load_n(&engine.helped, __ATOMIC_RELAXED);
     wait->posts_seen = __atomic_load_n(&engine.wake, __ATOMIC_RELAXED);
 }
@@ -299,21 +298,17 @@ static void wait_for_work(struct thread_wait *wait)
         wait->helped_seen = helped;
     }
     if (helped == wait->helped_seen) {
-        if (wait->rounds < COLL_ASYNC_BACKOFF_SPINS) {
-            ++wait->rounds;
+        switch (coll_async_backoff_next(&wait->backoff)) {
+        case COLL_ASYNC_BACKOFF_SPIN:
             coll_async_cpu_relax();
             return;
-        }
-        if (wait->rounds < COLL_ASYNC_BACKOFF_SPINS + COLL_ASYNC_BACKOFF_YIELDS) {
-            ++wait->rounds;
+        case COLL_ASYNC_BACKOFF_YIELD:
             sched_yield();
             return;
+        case COLL_ASYNC_BACKOFF_SLEEP: /* a sleep a post cuts short, below */
+            pause.tv_nsec = wait->backoff.sleep_ns;
+            break;
         }
-        wait->sleep_ns = wait->sleep_ns ? 2 * wait->sleep_ns : 1000;
-        if (wait->sleep_ns > COLL_ASYNC_BACKOFF_MAX_SLEEP_NS) {
-            wait->sleep_ns = COLL_ASYNC_BACKOFF_MAX_SLEEP_NS;
-        }
-        pause.tv_nsec = wait->sleep_ns;
     }
     if (sleep_until_posted(&pause)) {
         thread_wait_reset(wait);
