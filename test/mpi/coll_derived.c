@@ -1109,20 +1109,16 @@ static void check_counters(const struct call *c, const unsigned long long before
                            unsigned long long want_native,
                            const struct side *s, const struct side *r)
 {
-    unsigned long long now[PVAR_PATHS];
+    char why[PVAR_PATHS][PVAR_WHY_MAX];
 
     if (!use_counters) {
         return;
     }
-    pvar_families_read(&counters, c->coll, c->form, now);
+    checks += PVAR_PATHS;
+    pvar_families_check(&counters, c->coll, c->form, before, want_native, why);
     for (int p = 0; p < PVAR_PATHS; ++p) {
-        unsigned long long want = PVAR_PATH_NATIVE == p ? want_native : 0;
-        char name[96];
-
-        ++checks;
-        if (now[p] - before[p] != want) {
-            pvar_families_name(&counters, c->coll, c->form, p, name, sizeof(name));
-            FAIL(c, s, r, "counter %s moved by %llu, expected %llu", name, now[p] - before[p], want);
+        if ('\0' != why[p][0]) {
+            FAIL(c, s, r, "%s", why[p]);
         }
     }
 }

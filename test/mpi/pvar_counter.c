@@ -85,3 +85,26 @@ void pvar_families_read(const struct pvar_families *set, int family, int form,
         out[p] = pvar_counter_read(set->session, set->handles[family][form][p]);
     }
 }
+
+int pvar_families_check(const struct pvar_families *set, int family, int form,
+                        const unsigned long long before[PVAR_PATHS],
+                        unsigned long long want_native, char why[PVAR_PATHS][PVAR_WHY_MAX])
+{
+    unsigned long long now[PVAR_PATHS];
+    int wrong = 0;
+
+    pvar_families_read(set, family, form, now);
+    for (int p = 0; p < PVAR_PATHS; ++p) {
+        unsigned long long want = PVAR_PATH_NATIVE == p ? want_native : 0;
+        char name[96];
+
+        why[p][0] = '\0';
+        if (now[p] - before[p] != want) {
+            pvar_families_name(set, family, form, p, name, sizeof(name));
+            snprintf(why[p], PVAR_WHY_MAX, "counter %s moved by %llu, expected %llu", name,
+                     now[p] - before[p], want);
+            ++wrong;
+        }
+    }
+    return wrong;
+}

@@ -38,6 +38,16 @@ void pvar_families_open(struct pvar_families *set, const char *const *names, int
 void pvar_families_close(struct pvar_families *set);
 void pvar_families_read(const struct pvar_families *set, int family, int form,
                         unsigned long long out[PVAR_PATHS]);
+#define PVAR_WHY_MAX 160
+
+/* Compares how the counters of family in form moved since before with the
+ * expected move: want_native calls on the native path, none delegated. For each
+ * path that moved otherwise, why[path] says so ("counter coll_async_x_native
+ * moved by 0, expected 1"); the others get "". Returns the number of such paths. */
+int pvar_families_check(const struct pvar_families *set, int family, int form,
+                        const unsigned long long before[PVAR_PATHS],
+                        unsigned long long want_native, char why[PVAR_PATHS][PVAR_WHY_MAX]);
+
 /* The counter's MPI_T name, e.g. coll_async_iallreduce_native. */
 void pvar_families_name(const struct pvar_families *set, int family, int form, int path,
                         char *out, size_t len);
