@@ -6,7 +6,9 @@
  * posting order. The driver is whichever thread holds engine.driving: the
  * progress thread, or an application thread waiting in MPI progress, which
  * would otherwise only yield its core to a progress thread that shares it. The
- * progress thread sleeps on a futex when no op is in flight.
+ * progress thread sleeps on a futex when no op is in flight, or, when a
+ * transport is watched, in poll() on the transport's descriptor and an eventfd
+ * that posts write: a peer's connection or message then wakes it too.
  */
 
 #define _GNU_SOURCE
@@ -14,9 +16,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -35,7 +39,9 @@
 static struct {
     struct coll_async_op *volatile posted; /* LIFO of new ops, any thread pushes */
     volatile int32_t wake;                 /* futex word: bumped on every post */
-    volatile int32_t sleeping;
+    volatile int32_t sleeping;             /* SLEEP_ON_FUTEX or SLEEP_IN_POLL, else 0 */
+    struct coll_async_engine_watch watch;  /* a transport the driver polls */
+    int wake_fd;                           /* eventfd that wakes a poll() */
     volatile int32_t in_flight;            /* posted, not finished */
     volatile bool stop;
     volatile int32_t driving;              /* 1 while a thread runs the streams */
@@ -46,7 +52,12 @@ static struct {
     pthread_mutex_t start_lock;
     bool started;
     struct coll_async_cpuset cpus;
-} engine = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .cpus = {.mode = COLL_ASYNC_CPUS_NONE}};
+} engine = {.start_lock = PTHREAD_MUTEX_INITIALIZER,
+            .cpus = {.mode = COLL_ASYNC_CPUS_NONE},
+            .watch = {.fd = -1},
+            .wake_fd = -1};
+
+enum { SLEEP_ON_FUTEX = 1, SLEEP_IN_POLL = 2 };
 
 void coll_async_stream_init(struct coll_async_stream *stream)
 {
@@ -56,6 +67,19 @@ void coll_async_stream_init(struct coll_async_stream *stream)
 void coll_async_engine_configure(const struct coll_async_cpuset *cpus)
 {
     engine.cpus = *cpus;
+}
+
+int coll_async_engine_watch(const struct coll_async_engine_watch *watch)
+{
+    if (engine.started || engine.wake_fd >= 0) {
+        return -EBUSY;
+    }
+    engine.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (engine.wake_fd < 0) {
+        return -errno;
+    }
+    engine.watch = *watch;
+    return 0;
 }
 
 /* One round of an application thread's wait for peers or for the progress thread. */
@@ -100,6 +124,31 @@ int coll_async_engine_run(struct coll_async_op *op, void (*progress)(void))
     coll_async_stream_drain(op->stream, progress);
     while (COLL_ASYNC_AGAIN == (rc = step(op))) {
         wait_round(&backoff, &rounds, progress);
+    }
+    return rc;
+}
+
+static void mark_finished(struct coll_async_op *op, int status)
+{
+    __atomic_store_n(&op->status, status, __ATOMIC_RELEASE);
+}
+
+int coll_async_engine_run_driven(struct coll_async_op *op, void (*progress)(void))
+{
+    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
+    unsigned rounds = 0;
+    int rc;
+
+    op->status = COLL_ASYNC_AGAIN;
+    op->finished = mark_finished;
+    rc = coll_async_engine_post(op);
+    if (0 != rc) {
+        return rc;
+    }
+    while (COLL_ASYNC_AGAIN == (rc = __atomic_load_n(&op->status, __ATOMIC_ACQUIRE))) {
+        if (COLL_ASYNC_HELP_FINISHED != coll_async_engine_help()) {
+            wait_round(&backoff, &rounds, progress);
+        }
     }
     return rc;
 }
@@ -186,11 +235,28 @@ static bool drive(bool *progressed, bool *busy)
     if (__atomic_exchange_n(&engine.driving, 1, __ATOMIC_ACQUIRE)) {
         return false;
     }
+    if (NULL != engine.watch.progress) {
+        engine.watch.progress(engine.watch.context);
+    }
     take_posted();
     *progressed = advance_all();
     *busy = NULL != engine.ready;
     __atomic_store_n(&engine.driving, 0, __ATOMIC_RELEASE);
     return true;
+}
+
+void coll_async_engine_hold(void)
+{
+    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
+
+    while (__atomic_exchange_n(&engine.driving, 1, __ATOMIC_ACQUIRE)) {
+        coll_async_backoff_wait(&backoff);
+    }
+}
+
+void coll_async_engine_release(void)
+{
+    __atomic_store_n(&engine.driving, 0, __ATOMIC_RELEASE);
 }
 
 enum coll_async_help coll_async_engine_help(void)
@@ -213,19 +279,39 @@ static long futex(volatile int32_t *word, int operation, int32_t value,
     return syscall(SYS_futex, word, operation, value, timeout, NULL, 0);
 }
 
+/* Waits in poll() for a post (the eventfd) or the watched transport, for at
+ * most timeout (NULL: no limit). */
+static void poll_until_posted(const struct timespec *timeout)
+{
+    struct pollfd fds[2] = {{.fd = engine.wake_fd, .events = POLLIN},
+                            {.fd = engine.watch.fd, .events = POLLIN}};
+    uint64_t drained;
+
+    if (ppoll(fds, 2, timeout, NULL) > 0 && 0 != (fds[0].revents & POLLIN)) {
+        (void) !read(engine.wake_fd, &drained, sizeof(drained));
+    }
+}
+
 /* Sleeps until a post, or for at most timeout (NULL: no limit); true if woken by a
  * post. The post bumps the futex word after pushing, so a push that happens
- * between the check and the wait makes futex_wait return at once. Ops an
- * application thread took from the LIFO but left unfinished count as in flight,
- * so the thread does not sleep without limit on them. */
+ * between the check and the wait makes futex_wait return at once (and the
+ * eventfd keeps a write made before the poll). Ops an application thread took
+ * from the LIFO but left unfinished count as in flight, so the thread does not
+ * sleep without limit on them. */
 static bool sleep_until_posted(const struct timespec *timeout)
 {
     int32_t seen = __atomic_load_n(&engine.wake, __ATOMIC_ACQUIRE);
+    bool watched = engine.wake_fd >= 0;
 
-    __atomic_store_n(&engine.sleeping, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&engine.sleeping, watched ? SLEEP_IN_POLL : SLEEP_ON_FUTEX,
+                     __ATOMIC_SEQ_CST);
     if ((NULL != timeout || 0 == __atomic_load_n(&engine.in_flight, __ATOMIC_SEQ_CST))
         && !engine.stop) {
-        futex(&engine.wake, FUTEX_WAIT_PRIVATE, seen, timeout);
+        if (!watched) {
+            futex(&engine.wake, FUTEX_WAIT_PRIVATE, seen, timeout);
+        } else if (seen == __atomic_load_n(&engine.wake, __ATOMIC_SEQ_CST)) {
+            poll_until_posted(timeout);
+        }
     }
     __atomic_store_n(&engine.sleeping, 0, __ATOMIC_RELAXED);
     return seen != __atomic_load_n(&engine.wake, __ATOMIC_ACQUIRE);
@@ -397,9 +483,16 @@ static int start_once(void)
 
 static void wake(void)
 {
+    static const uint64_t one = 1;
+
     __atomic_add_fetch(&engine.wake, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&engine.sleeping, __ATOMIC_SEQ_CST)) {
+    switch (__atomic_load_n(&engine.sleeping, __ATOMIC_SEQ_CST)) {
+    case SLEEP_ON_FUTEX:
         futex(&engine.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+        break;
+    case SLEEP_IN_POLL:
+        (void) !write(engine.wake_fd, &one, sizeof(one));
+        break;
     }
 }
 
@@ -429,11 +522,15 @@ int32_t coll_async_engine_in_flight(void)
 
 void coll_async_engine_fini(void)
 {
-    if (!engine.started) {
-        return;
+    if (engine.started) {
+        engine.stop = true;
+        wake();
+        pthread_join(engine.thread, NULL);
+        engine.started = false;
     }
-    engine.stop = true;
-    wake();
-    pthread_join(engine.thread, NULL);
-    engine.started = false;
+    if (engine.wake_fd >= 0) {
+        close(engine.wake_fd);
+        engine.wake_fd = -1;
+        engine.watch = (struct coll_async_engine_watch){.fd = -1};
+    }
 }

@@ -63,8 +63,18 @@ struct coll_async_op {
     size_t done;    /* bytes or chunks completed, for pipelined schedules */
     size_t rounds;  /* rounds agreed with the peers, for schedules that agree on them */
     int failed;     /* a local failure, reported once the peers need this rank no more */
-    void *plan;     /* per-peer arguments of the schedules that need them */
+    void *plan;     /* per-peer arguments or state of the schedules that need them */
+    void (*free_plan)(void *plan);
+    volatile int status; /* coll_async_engine_run_driven: COLL_ASYNC_AGAIN until finished */
 };
+
+/* Frees op's plan, if any. */
+static inline void coll_async_op_free_plan(const struct coll_async_op *op)
+{
+    if (NULL != op->plan) {
+        op->free_plan(op->plan);
+    }
+}
 
 void coll_async_stream_init(struct coll_async_stream *stream);
 
@@ -78,6 +88,28 @@ int coll_async_engine_run(struct coll_async_op *op, void (*progress)(void));
 
 /* Queues op for the progress thread; op->finished reports its end. */
 int coll_async_engine_post(struct coll_async_op *op);
+
+/* Runs op as the engine's driver runs it, the calling thread helping: for ops on
+ * a transport that only the driver may touch (coll_async_engine_watch). */
+int coll_async_engine_run_driven(struct coll_async_op *op, void (*progress)(void));
+
+/* A transport the driver polls on each pass (progress(context), under the
+ * driver's exclusion, so the transport needs no lock) and whose descriptor wakes
+ * the sleeping progress thread, so that a peer's connection or message is
+ * answered while no op is in flight. */
+struct coll_async_engine_watch {
+    int fd;
+    int (*progress)(void *context);
+    void *context;
+};
+
+/* Set once, before the first post; 0 or -errno. */
+int coll_async_engine_watch(const struct coll_async_engine_watch *watch);
+
+/* Takes and gives back the driver's exclusion, to call into the watched
+ * transport from outside a step (adding peers, say). */
+void coll_async_engine_hold(void);
+void coll_async_engine_release(void);
 
 /* Where the progress thread runs (mode NONE: where it is created; LIST: those
  * CPUs); set before the first post. */
@@ -97,7 +129,8 @@ enum coll_async_help coll_async_engine_help(void);
 /* Posted ops not yet finished, over all streams. */
 int32_t coll_async_engine_in_flight(void);
 
-/* Stops and joins the progress thread, once every posted op has finished. */
+/* Stops and joins the progress thread, once every posted op has finished, and
+ * forgets the watched transport. */
 void coll_async_engine_fini(void);
 
 #endif /* MCA_COLL_ASYNC_ENGINE_H */

@@ -37,8 +37,10 @@ struct coll_async_exchange *coll_async_exchange_new(int nranks, int rank, bool p
     return plan;
 }
 
-void coll_async_exchange_free(struct coll_async_exchange *plan)
+void coll_async_exchange_free(void *opaque)
 {
+    struct coll_async_exchange *plan = opaque;
+
     if (NULL == plan) {
         return;
     }

@@ -53,8 +53,8 @@ struct coll_async_exchange {
  * NULL when out of memory. */
 struct coll_async_exchange *coll_async_exchange_new(int nranks, int rank, bool personal,
                                                     size_t scratch_bytes);
-/* Frees the plan and its datatype and operation references. */
-void coll_async_exchange_free(struct coll_async_exchange *plan);
+/* Frees the plan and its datatype and operation references (an op's free_plan). */
+void coll_async_exchange_free(void *plan);
 
 /* Receives count dtype from every rank in first..last into the scratch space and
  * folds them with op into result (count dtype at rbuf); the caller sets

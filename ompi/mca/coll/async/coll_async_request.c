@@ -10,7 +10,6 @@
 #include "opal/runtime/opal_progress.h"
 
 #include "coll_async.h"
-#include "coll_async_exchange.h"
 #include "coll_async_request.h"
 
 #define RELEASE_COMPLETED 1
@@ -31,8 +30,8 @@ static int request_cancel(ompi_request_t *request, int complete)
 
 static void give_back(mca_coll_async_request_t *request)
 {
-    coll_async_exchange_free(request->base.super.req_persistent ? request->persistent.plan
-                                                                : request->op.plan);
+    coll_async_op_free_plan(request->base.super.req_persistent ? &request->persistent
+                                                               : &request->op);
     OMPI_REQUEST_FINI(&request->base.super);
     opal_free_list_return(&requests, &request->base.super.super);
 }
@@ -177,7 +176,7 @@ int mca_coll_async_request_post(const struct coll_async_op *op, struct ompi_comm
     mca_coll_async_request_t *req = new_request(comm, false);
 
     if (NULL == req) {
-        coll_async_exchange_free(op->plan);
+        coll_async_op_free_plan(op);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     req->op = *op;
@@ -217,7 +216,7 @@ int mca_coll_async_request_persistent(const struct coll_async_op *op, enum coll_
     mca_coll_async_request_t *req = new_request(comm, true);
 
     if (NULL == req) {
-        coll_async_exchange_free(op->plan);
+        coll_async_op_free_plan(op);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     req->persistent = *op;
