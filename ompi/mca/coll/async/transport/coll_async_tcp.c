@@ -1298,6 +1298,9 @@ int coll_async_tcp_recv_bulk(struct coll_async_tcp *tcp, uint32_t id, uint64_t t
     }
     op->next = peer->posted;
     peer->posted = op;
+    /* A receiver connects too: a sender that dies before it connects then
+     * fails the receive (refused, reset) instead of leaving it waiting. */
+    peer_kick(tcp, peer, 1);
     return 0;
 }
 

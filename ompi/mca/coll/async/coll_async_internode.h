@@ -1,0 +1,97 @@
+/*
+ * coll/async: the leaders' algorithms between nodes.
+ *
+ * One leader per node forms a group on the TCP transport; these algorithms run
+ * a collective among them as a resumable state machine, which the hierarchical
+ * schedules drive from the engine (coll_async_hier.h). Each algorithm is planned
+ * at start as this rank's list of rounds (send at most one block, receive at
+ * most one, then maybe reduce what came), numbered by steps that all ranks
+ * number alike, so a transfer's tag is the collective's base tag plus its step.
+ *
+ * Never calls coll_async_tcp_progress(): the engine's driver does.
+ * Pure C, no Open MPI header (reductions go through coll_async_reduce()).
+ */
+
+#ifndef MCA_COLL_ASYNC_INTERNODE_H
+#define MCA_COLL_ASYNC_INTERNODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll_async_reduction.h"
+#include "transport/coll_async_tcp.h"
+
+/* Steps an algorithm may add to a collective's base tag: tag + step, step < this. */
+#define COLL_ASYNC_INTERNODE_TAG_STEPS 4096
+
+/* The group a collective runs in between nodes: one leader per node. */
+struct coll_async_leaders {
+    struct coll_async_tcp *tcp;
+    int size;             /* leaders */
+    int rank;             /* this process's index among them */
+    const uint32_t *peer; /* index -> the transport's peer id */
+    const int *ring;      /* ring position -> index (profiled order); NULL: identity */
+};
+
+enum coll_async_internode_alg {
+    COLL_ASYNC_INTERNODE_AUTO,               /* by size and group size */
+    COLL_ASYNC_INTERNODE_RING,               /* allreduce: reduce-scatter + allgather; allgather */
+    COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING, /* allreduce, allgather */
+    COLL_ASYNC_INTERNODE_RABENSEIFNER,       /* allreduce: halving reduce-scatter + doubling allgather */
+    COLL_ASYNC_INTERNODE_BINOMIAL,           /* bcast, reduce */
+    COLL_ASYNC_INTERNODE_SCATTER_ALLGATHER,  /* bcast: binomial scatter + ring allgather */
+    COLL_ASYNC_INTERNODE_DISSEMINATION,      /* barrier */
+    COLL_ASYNC_NUM_INTERNODE_ALGS
+};
+
+extern const char *const coll_async_internode_alg_names[COLL_ASYNC_NUM_INTERNODE_ALGS];
+
+enum coll_async_internode_kind {
+    COLL_ASYNC_INTERNODE_ALLREDUCE,
+    COLL_ASYNC_INTERNODE_BCAST,
+    COLL_ASYNC_INTERNODE_REDUCE,
+    COLL_ASYNC_INTERNODE_BARRIER,
+    COLL_ASYNC_INTERNODE_ALLGATHER
+};
+
+struct coll_async_internode_round;
+struct coll_async_internode_transfers;
+
+struct coll_async_internode {
+    /* Set by the caller before start. */
+    const struct coll_async_leaders *group;
+    uint64_t tag;            /* base tag, unique per collective in flight on the group */
+    enum coll_async_internode_alg alg;
+    /* allreduce: in/out, count elements; bcast: bytes, the root's in, the others' out;
+     * reduce: every leader's input, the result at the root (the others' is
+     * clobbered); allgather: the whole result, this leader's block in place. */
+    void *buf;
+    size_t count;
+    const struct coll_async_reduction *reduction;
+    size_t bytes;
+    int root;                /* bcast, reduce: group index */
+    const size_t *block_offset, *block_bytes; /* allgather: per group index */
+    const char *error;       /* after a failure: why */
+
+    /* Private. */
+    struct coll_async_internode_round *rounds;
+    int round_count, at;
+    int posted;              /* the round at `at` has its transfers posted */
+    char *scratch;
+    struct coll_async_internode_transfers *transfers;
+};
+
+/* Resolves AUTO, plans the rounds; 0 or -errno. */
+int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_internode_kind kind);
+
+/* Posts what can be posted: 0 done, COLL_ASYNC_INTERNODE_AGAIN, or -errno (x->error
+ * says why). */
+#define COLL_ASYNC_INTERNODE_AGAIN 1
+int coll_async_internode_progress(struct coll_async_internode *x);
+
+/* Frees what start took. After a failure, transfers still in the transport's
+ * hands (a peer that never answers) keep their memory: it is left to them, not
+ * freed under them. */
+void coll_async_internode_fini(struct coll_async_internode *x);
+
+#endif /* MCA_COLL_ASYNC_INTERNODE_H */

@@ -1,0 +1,422 @@
+/*
+ * Unit tests of coll_async_internode.c: the leaders' algorithms between nodes,
+ * run by forked processes over the TCP transport on loopback, every kind and
+ * algorithm at group sizes 1 to 5, against references each rank computes
+ * itself; a profiled (reversed) ring; two collectives in flight at once; and a
+ * peer killed mid-collective, which must end in an error, not a hang.
+ */
+
+#define _GNU_SOURCE
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../ompi/mca/coll/async/coll_async_internode.h"
+#include "forked_ranks.h"
+
+#define MAX_RANKS 5
+#define BIG_COUNT (300 * 1000 + 3) /* int32 elements: about 1.2 MB */
+
+/* The reductions of this test: int32 sum (the component's kernels are tested
+ * elsewhere; this stands in for coll_async_reduction.c, which needs Open MPI). */
+void coll_async_reduce(const struct coll_async_reduction *reduction, void *inout, const void *in,
+                       size_t count)
+{
+    int32_t *a = inout;
+    const int32_t *b = in;
+
+    (void) reduction;
+    for (size_t i = 0; i < count; ++i) {
+        a[i] += b[i];
+    }
+}
+
+static const struct coll_async_reduction int_sum = {.size = sizeof(int32_t)};
+
+/* The pretend modex and barrier. */
+static struct {
+    int arrived, generation;
+    size_t blob_length[MAX_RANKS];
+    uint8_t blob[MAX_RANKS][COLL_ASYNC_TCP_ADDRESS_MAX];
+} *shared;
+
+static void barrier(int nranks)
+{
+    int generation = __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE);
+
+    if (nranks == __atomic_add_fetch(&shared->arrived, 1, __ATOMIC_ACQ_REL)) {
+        __atomic_store_n(&shared->arrived, 0, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&shared->generation, 1, __ATOMIC_ACQ_REL);
+        return;
+    }
+    while (generation == __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE)) {
+        usleep(100);
+    }
+}
+
+static struct coll_async_tcp *open_group(int rank, int nranks, uint32_t *peer)
+{
+    struct coll_async_tcp_if lo = {"lo", {0}, 8, true};
+    struct coll_async_tcp_config config = {.ifs = &lo, .nifs = 1, .self = (uint32_t) rank,
+                                           .nprocs = (uint32_t) nranks,
+                                           .connect_timeout_ms = 5000};
+    struct coll_async_tcp *tcp;
+    int length;
+
+    inet_pton(AF_INET, "127.0.0.1", &lo.addr);
+    CHECK(0 == coll_async_tcp_create(&tcp, &config));
+    length = coll_async_tcp_address(tcp, shared->blob[rank], COLL_ASYNC_TCP_ADDRESS_MAX);
+    CHECK(length > 0);
+    shared->blob_length[rank] = (size_t) length;
+    barrier(nranks);
+    for (int other = 0; other < nranks; ++other) {
+        peer[other] = (uint32_t) other;
+        if (other != rank) {
+            CHECK(0 == coll_async_tcp_add_peer(tcp, (uint32_t) other, shared->blob[other],
+                                               shared->blob_length[other]));
+        }
+    }
+    return tcp;
+}
+
+/* Drives x until it ends; its result. */
+static int run(struct coll_async_tcp *tcp, struct coll_async_internode *x,
+               enum coll_async_internode_kind kind)
+{
+    int rc = coll_async_internode_start(x, kind);
+
+    while (0 == rc && COLL_ASYNC_INTERNODE_AGAIN == (rc = coll_async_internode_progress(x))) {
+        struct pollfd pfd = {.fd = coll_async_tcp_fd(tcp), .events = POLLIN};
+
+        rc = 0;
+        if (0 == coll_async_tcp_progress(tcp)) {
+            (void) poll(&pfd, 1, 1);
+        }
+    }
+    if (0 != rc) {
+        fprintf(stderr, "rank %d: %s: %s\n", my_rank, strerror(-rc), x->error ? x->error : "");
+    }
+    coll_async_internode_fini(x);
+    return rc;
+}
+
+/* Rank r's input element i. */
+static int32_t input(int rank, size_t i)
+{
+    return (int32_t) (rank * 1000003 + (int) (i * 7 % 1009) - 500);
+}
+
+struct group {
+    struct coll_async_tcp *tcp;
+    struct coll_async_leaders leaders;
+    uint32_t peer[MAX_RANKS];
+    int reversed[MAX_RANKS];
+    uint64_t next_tag;
+};
+
+static void new_collective(struct group *g, struct coll_async_internode *x,
+                           enum coll_async_internode_alg alg)
+{
+    *x = (struct coll_async_internode){.group = &g->leaders, .alg = alg,
+                                      .tag = g->next_tag, .reduction = &int_sum};
+    g->next_tag += COLL_ASYNC_INTERNODE_TAG_STEPS;
+}
+
+static const size_t counts[] = {0, 1, 7, 4, 1000, BIG_COUNT};
+
+static void check_allreduce(struct group *g, enum coll_async_internode_alg alg, size_t count)
+{
+    int n = g->leaders.size;
+    int32_t *buf = malloc(sizeof(int32_t) * (count + 1));
+    struct coll_async_internode x;
+
+    CHECK(NULL != buf);
+    for (size_t i = 0; i < count; ++i) {
+        buf[i] = input(g->leaders.rank, i);
+    }
+    new_collective(g, &x, alg);
+    x.buf = buf;
+    x.count = count;
+    CHECK(0 == run(g->tcp, &x, COLL_ASYNC_INTERNODE_ALLREDUCE));
+    for (size_t i = 0; i < count; ++i) {
+        int32_t want = 0;
+
+        for (int r = 0; r < n; ++r) {
+            want += input(r, i);
+        }
+        CHECK(want == buf[i]);
+    }
+    free(buf);
+}
+
+static void check_reduce(struct group *g, int root, size_t count)
+{
+    int n = g->leaders.size;
+    int32_t *buf = malloc(sizeof(int32_t) * (count + 1));
+    struct coll_async_internode x;
+
+    CHECK(NULL != buf);
+    for (size_t i = 0; i < count; ++i) {
+        buf[i] = input(g->leaders.rank, i);
+    }
+    new_collective(g, &x, COLL_ASYNC_INTERNODE_BINOMIAL);
+    x.buf = buf;
+    x.count = count;
+    x.root = root;
+    CHECK(0 == run(g->tcp, &x, COLL_ASYNC_INTERNODE_REDUCE));
+    for (size_t i = 0; i < count && g->leaders.rank == root; ++i) {
+        int32_t want = 0;
+
+        for (int r = 0; r < n; ++r) {
+            want += input(r, i);
+        }
+        CHECK(want == buf[i]);
+    }
+    free(buf);
+}
+
+static void check_bcast(struct group *g, enum coll_async_internode_alg alg, int root,
+                        size_t bytes)
+{
+    uint8_t *buf = malloc(bytes + 1);
+    struct coll_async_internode x;
+
+    CHECK(NULL != buf);
+    for (size_t i = 0; i < bytes; ++i) {
+        buf[i] = g->leaders.rank == root ? (uint8_t) (i * 13 + 5) : 0xee;
+    }
+    new_collective(g, &x, alg);
+    x.buf = buf;
+    x.bytes = bytes;
+    x.root = root;
+    CHECK(0 == run(g->tcp, &x, COLL_ASYNC_INTERNODE_BCAST));
+    for (size_t i = 0; i < bytes; ++i) {
+        CHECK((uint8_t) (i * 13 + 5) == buf[i]);
+    }
+    free(buf);
+}
+
+/* Blocks of differing sizes, one of them empty when there are several. */
+static size_t block_size(int index, size_t base)
+{
+    return 1 == index ? 0 : base + (size_t) index * 37;
+}
+
+static void check_allgather(struct group *g, enum coll_async_internode_alg alg, size_t base)
+{
+    int n = g->leaders.size;
+    size_t offset[MAX_RANKS], bytes[MAX_RANKS], total = 0;
+    uint8_t *buf;
+    struct coll_async_internode x;
+
+    for (int r = 0; r < n; ++r) {
+        offset[r] = total;
+        bytes[r] = block_size(r, base);
+        total += bytes[r];
+    }
+    buf = malloc(total + 1);
+    CHECK(NULL != buf);
+    memset(buf, 0xee, total);
+    for (size_t i = 0; i < bytes[g->leaders.rank]; ++i) {
+        buf[offset[g->leaders.rank] + i] = (uint8_t) (g->leaders.rank * 31 + i);
+    }
+    new_collective(g, &x, alg);
+    x.buf = buf;
+    x.block_offset = offset;
+    x.block_bytes = bytes;
+    CHECK(0 == run(g->tcp, &x, COLL_ASYNC_INTERNODE_ALLGATHER));
+    for (int r = 0; r < n; ++r) {
+        for (size_t i = 0; i < bytes[r]; ++i) {
+            CHECK((uint8_t) (r * 31 + i) == buf[offset[r] + i]);
+        }
+    }
+    free(buf);
+}
+
+static void every_kind(struct group *g)
+{
+    static const enum coll_async_internode_alg allreduce_algs[] = {
+        COLL_ASYNC_INTERNODE_AUTO, COLL_ASYNC_INTERNODE_RING,
+        COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING, COLL_ASYNC_INTERNODE_RABENSEIFNER};
+    static const enum coll_async_internode_alg bcast_algs[] = {
+        COLL_ASYNC_INTERNODE_AUTO, COLL_ASYNC_INTERNODE_BINOMIAL,
+        COLL_ASYNC_INTERNODE_SCATTER_ALLGATHER};
+    static const enum coll_async_internode_alg allgather_algs[] = {
+        COLL_ASYNC_INTERNODE_AUTO, COLL_ASYNC_INTERNODE_RING,
+        COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING};
+    int n = g->leaders.size, roots[2] = {0, n - 1};
+    struct coll_async_internode x;
+
+    for (size_t a = 0; a < sizeof(allreduce_algs) / sizeof(allreduce_algs[0]); ++a) {
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); ++c) {
+            check_allreduce(g, allreduce_algs[a], counts[c]);
+        }
+    }
+    for (int r = 0; r < 2; ++r) {
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); ++c) {
+            check_reduce(g, roots[r], counts[c]);
+            for (size_t a = 0; a < sizeof(bcast_algs) / sizeof(bcast_algs[0]); ++a) {
+                check_bcast(g, bcast_algs[a], roots[r], counts[c] * 4 + 3);
+            }
+        }
+    }
+    for (size_t a = 0; a < sizeof(allgather_algs) / sizeof(allgather_algs[0]); ++a) {
+        check_allgather(g, allgather_algs[a], 5);
+        check_allgather(g, allgather_algs[a], 200 * 1000);
+    }
+    new_collective(g, &x, COLL_ASYNC_INTERNODE_AUTO);
+    CHECK(0 == run(g->tcp, &x, COLL_ASYNC_INTERNODE_BARRIER));
+}
+
+static void all_collectives(int rank, void *context)
+{
+    int nranks = *(const int *) context;
+    struct group g = {.leaders = {.size = nranks, .rank = rank}};
+
+    g.tcp = open_group(rank, nranks, g.peer);
+    g.leaders.tcp = g.tcp;
+    g.leaders.peer = g.peer;
+    every_kind(&g);
+    /* The same with the ring profiled in reverse order. */
+    for (int position = 0; position < nranks; ++position) {
+        g.reversed[position] = nranks - 1 - position;
+    }
+    g.leaders.ring = g.reversed;
+    every_kind(&g);
+    barrier(nranks); /* nobody closes while another still reads */
+    coll_async_tcp_destroy(g.tcp);
+}
+
+static void run_group(int nranks, void (*body)(int, void *))
+{
+    pid_t pids[MAX_RANKS];
+    int status[MAX_RANKS];
+
+    memset(shared, 0, sizeof(*shared));
+    for (int rank = 0; rank < nranks; ++rank) {
+        pids[rank] = spawn_rank(rank, body, &nranks);
+    }
+    wait_ranks(nranks, pids, status);
+    assert_ranks_exited_cleanly(nranks, pids, status);
+}
+
+static void test_group_of_1(void **state) { (void) state; run_group(1, all_collectives); }
+static void test_group_of_2(void **state) { (void) state; run_group(2, all_collectives); }
+static void test_group_of_3(void **state) { (void) state; run_group(3, all_collectives); }
+static void test_group_of_4(void **state) { (void) state; run_group(4, all_collectives); }
+static void test_group_of_5(void **state) { (void) state; run_group(5, all_collectives); }
+
+/* Two allreduces in flight on one group, progressed side by side. */
+static void two_in_flight(int rank, void *context)
+{
+    int nranks = *(const int *) context;
+    struct group g = {.leaders = {.size = nranks, .rank = rank}};
+    static int32_t a[BIG_COUNT], b[BIG_COUNT];
+    struct coll_async_internode x, y;
+    int rx, ry;
+
+    g.tcp = open_group(rank, nranks, g.peer);
+    g.leaders.tcp = g.tcp;
+    g.leaders.peer = g.peer;
+    for (size_t i = 0; i < BIG_COUNT; ++i) {
+        a[i] = input(rank, i);
+        b[i] = -input(rank, i);
+    }
+    new_collective(&g, &x, COLL_ASYNC_INTERNODE_RING);
+    new_collective(&g, &y, COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING);
+    x.buf = a;
+    y.buf = b;
+    x.count = y.count = BIG_COUNT;
+    CHECK(0 == coll_async_internode_start(&x, COLL_ASYNC_INTERNODE_ALLREDUCE));
+    CHECK(0 == coll_async_internode_start(&y, COLL_ASYNC_INTERNODE_ALLREDUCE));
+    do {
+        coll_async_tcp_progress(g.tcp);
+        rx = coll_async_internode_progress(&x);
+        ry = coll_async_internode_progress(&y);
+    } while (COLL_ASYNC_INTERNODE_AGAIN == rx || COLL_ASYNC_INTERNODE_AGAIN == ry);
+    CHECK(0 == rx && 0 == ry);
+    for (size_t i = 0; i < BIG_COUNT; ++i) {
+        int32_t want = 0;
+
+        for (int r = 0; r < nranks; ++r) {
+            want += input(r, i);
+        }
+        CHECK(want == a[i] && -want == b[i]);
+    }
+    coll_async_internode_fini(&x);
+    coll_async_internode_fini(&y);
+    barrier(nranks);
+    coll_async_tcp_destroy(g.tcp);
+}
+
+static void test_two_in_flight(void **state)
+{
+    (void) state;
+    run_group(3, two_in_flight);
+}
+
+/* Rank 1 dies once the allreduce has begun; the others end with an error that
+ * names it, within the alarm of forked_ranks.h. */
+static void peer_killed(int rank, void *context)
+{
+    int nranks = *(const int *) context;
+    struct group g = {.leaders = {.size = nranks, .rank = rank}};
+    static int32_t buf[BIG_COUNT];
+    struct coll_async_internode x;
+    int rc;
+
+    g.tcp = open_group(rank, nranks, g.peer);
+    g.leaders.tcp = g.tcp;
+    g.leaders.peer = g.peer;
+    new_collective(&g, &x, COLL_ASYNC_INTERNODE_RING);
+    x.buf = buf;
+    x.count = BIG_COUNT;
+    CHECK(0 == coll_async_internode_start(&x, COLL_ASYNC_INTERNODE_ALLREDUCE));
+    if (1 == rank) {
+        coll_async_tcp_progress(g.tcp);
+        _exit(0); /* the sockets close with the process */
+    }
+    while (COLL_ASYNC_INTERNODE_AGAIN == (rc = coll_async_internode_progress(&x))) {
+        coll_async_tcp_progress(g.tcp);
+    }
+    CHECK(rc < 0);
+    CHECK(NULL != x.error && NULL != strstr(x.error, "peer 1"));
+    coll_async_internode_fini(&x);
+    coll_async_tcp_destroy(g.tcp);
+}
+
+static void test_peer_killed(void **state)
+{
+    (void) state;
+    run_group(3, peer_killed);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_group_of_1), cmocka_unit_test(test_group_of_2),
+        cmocka_unit_test(test_group_of_3), cmocka_unit_test(test_group_of_4),
+        cmocka_unit_test(test_group_of_5), cmocka_unit_test(test_two_in_flight),
+        cmocka_unit_test(test_peer_killed),
+    };
+
+    shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+                  0);
+    if (MAP_FAILED == shared) {
+        return 1;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
