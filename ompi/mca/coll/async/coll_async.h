@@ -16,10 +16,13 @@
 
 #include "coll_async_collectives.h"
 #include "coll_async_engine.h"
+#include "coll_async_hier.h"
 #include "coll_async_parse.h"
 #include "transport/coll_async_mapper.h"
 
 BEGIN_C_DECLS
+
+struct coll_async_topology;
 
 /* Algorithm choices; every family offers these, later versions add native ones. */
 enum coll_async_algorithm {
@@ -53,10 +56,19 @@ typedef struct mca_coll_async_component_t {
     size_t small_reduce_bytes;
     int virtual_nodes;
     char *topology_xml;
+    char *tcp_if_include;
+    char *tcp_if_exclude;
+    int tcp_links;
+    int tcp_connect_timeout;
+    int leaders;
+    size_t multi_leader_bytes;
+    char *internode_value[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
+    bool profile_ring;
 
     /* ... and as understood by mca_coll_async_params_check() */
     struct coll_async_cpuset progress_cpus;
     enum coll_async_algorithm algorithm[COLL_ASYNC_NUM_FAMILIES];
+    enum coll_async_internode_alg internode[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
 
     int output; /* opal_output stream, at coll_async_verbose */
 } mca_coll_async_component_t;
@@ -73,9 +85,11 @@ typedef struct mca_coll_async_module_t {
     mca_coll_base_comm_coll_t below;
 
     /* Multi-process communicators on one node: the shared-memory channel the native
-     * collectives use, and the engine's queue of this communicator's ops. */
+     * collectives use; across nodes: the hierarchy; and the engine's queue of this
+     * communicator's ops. */
     bool has_channel;
     struct coll_async_channel channel;
+    struct coll_async_hier *hier;
     struct coll_async_stream stream;
 } mca_coll_async_module_t;
 
@@ -103,9 +117,23 @@ static inline void mca_coll_async_count(enum coll_async_coll coll, enum coll_asy
 /* coll_async_node.c: whether a process runs on this node (or virtual node), and
  * this node's topology, read once (from coll_async_topology_xml or the machine). */
 bool mca_coll_async_on_this_node(struct ompi_proc_t *proc);
+#define COLL_ASYNC_NODE_NAME_MAX 96
+void mca_coll_async_node_name(char *buf, size_t len); /* this node's, for the others */
+int mca_coll_async_node_numa(void); /* the NUMA domain of this process's binding */
+const struct coll_async_topology *mca_coll_async_node_topology(void); /* NULL: unknown */
 int mca_coll_async_node_topology_init(void);
 void mca_coll_async_node_topology_fini(void);
 void mca_coll_async_node_report(struct ompi_communicator_t *comm);
+
+/* coll_async_hier.c: the hierarchy of a communicator that spans nodes, from the
+ * modex (no message between the ranks but the shared memory of each node's);
+ * NULL (after saying why at verbose level) when it cannot be built. */
+struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *comm);
+void mca_coll_async_hier_close(struct coll_async_hier *hier);
+
+/* coll_async_profile.c: orders the ring of hier's group of leaders by measured
+ * bandwidth; the leaders of a slot meet over TCP, nobody else takes part. */
+int mca_coll_async_profile_ring(struct ompi_communicator_t *comm, struct coll_async_hier *hier);
 
 /* coll_async_module.c */
 mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *comm,

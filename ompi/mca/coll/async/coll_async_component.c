@@ -17,6 +17,7 @@
 #include "opal/util/show_help.h"
 
 #include "coll_async.h"
+#include "coll_async_network.h"
 #include "coll_async_request.h"
 
 const char *mca_coll_async_component_version_string =
@@ -115,15 +116,23 @@ static int async_register(void)
 
 static int async_open(void)
 {
+    int rc;
+
     mca_coll_async_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_coll_async_component.output,
                               mca_coll_async_component.verbose);
-    return mca_coll_async_requests_init();
+    rc = mca_coll_async_requests_init();
+    if (OMPI_SUCCESS == rc) {
+        rc = mca_coll_async_node_topology_init(); /* the NUMA domain the modex carries */
+    }
+    /* Before Open MPI's modex, which carries the TCP addresses. */
+    return OMPI_SUCCESS == rc ? mca_coll_async_network_open() : rc;
 }
 
 static int async_close(void)
 {
     coll_async_engine_fini();
+    mca_coll_async_network_close();
     mca_coll_async_requests_fini();
     mca_coll_async_node_topology_fini();
     if (mca_coll_async_component.output >= 0) {

@@ -2,9 +2,9 @@
  * coll/async: the entry points Open MPI calls, three per collective (blocking,
  * nonblocking, persistent) and reduce_local.
  *
- * Each counts the call on the path the module chose for this communicator
- * (coll_async_module.c) and then runs it natively or hands it, unchanged, to the
- * module selected below this one. A native persistent collective is counted at
+ * Each runs the call natively where the module chose to for this communicator
+ * (coll_async_module.c) and the call does not decline, else hands it, unchanged,
+ * to the module selected below this one, and counts it on the path it took. A native persistent collective is counted at
  * each MPI_Start instead (coll_async_request.c), when the engine runs it.
  */
 
@@ -18,21 +18,33 @@
 
 #define ASYNC(module) ((mca_coll_async_module_t *) (module))
 
-/* Whether this component runs coll; counts the call unless it is persistent and
- * native (counted at each start). */
-static inline bool run_native(mca_coll_base_module_t *module, enum coll_async_coll coll)
+/* Counts a call on the path it took, unless it is persistent and native (counted
+ * at each start). */
+static inline void count_call(enum coll_async_coll coll, enum coll_async_path path)
 {
-    enum coll_async_path path = ASYNC(module)->path[coll];
-
     if (COLL_ASYNC_PERSISTENT != coll_async_form_of(coll) || COLL_ASYNC_PATH_NATIVE != path) {
         mca_coll_async_count(coll, path);
     }
-    return COLL_ASYNC_PATH_NATIVE == path;
 }
 
 /* Calls the function the module below installed for collective name. */
 #define DELEGATE(module, name, ...)                                             \
     (ASYNC(module)->below.coll_##name(__VA_ARGS__, ASYNC(module)->below.coll_##name##_module))
+
+/* Returns native_call's result where the module runs coll natively and the call
+ * does not decline, else delegate_call's. */
+#define ROUTE(coll, native_call, delegate_call)                                 \
+    do {                                                                        \
+        if (COLL_ASYNC_PATH_NATIVE == ASYNC(module)->path[coll]) {              \
+            int rc_ = (native_call);                                            \
+            if (COLL_ASYNC_DECLINED != rc_) {                                   \
+                count_call(coll, COLL_ASYNC_PATH_NATIVE);                         \
+                return rc_;                                                     \
+            }                                                                   \
+        }                                                                       \
+        count_call(coll, COLL_ASYNC_PATH_DELEGATED);                            \
+        return (delegate_call);                                                 \
+    } while (0)
 
 /*
  * The native form of each family, from its MPI arguments.
@@ -197,27 +209,22 @@ static int native_scatterv(const struct coll_async_call *call, const void *sbuf,
     static int async_##l(UNPAREN PARAMS, struct ompi_communicator_t *comm,           \
                          mca_coll_base_module_t *module)                             \
     {                                                                                \
-        if (run_native(module, COLL_ASYNC_##U)) {                                    \
-            return native_##l(CALL(COLL_ASYNC_##U, NULL), UNPAREN ARGS);             \
-        }                                                                            \
-        return DELEGATE(module, l, UNPAREN ARGS, comm);                              \
+        ROUTE(COLL_ASYNC_##U, native_##l(CALL(COLL_ASYNC_##U, NULL), UNPAREN ARGS),  \
+              DELEGATE(module, l, UNPAREN ARGS, comm));                              \
     }                                                                                \
     static int async_i##l(UNPAREN PARAMS, struct ompi_communicator_t *comm,          \
                           ompi_request_t **request, mca_coll_base_module_t *module)  \
     {                                                                                \
-        if (run_native(module, COLL_ASYNC_I##U)) {                                   \
-            return native_##l(CALL(COLL_ASYNC_I##U, request), UNPAREN ARGS);         \
-        }                                                                            \
-        return DELEGATE(module, i##l, UNPAREN ARGS, comm, request);                  \
+        ROUTE(COLL_ASYNC_I##U, native_##l(CALL(COLL_ASYNC_I##U, request), UNPAREN ARGS), \
+              DELEGATE(module, i##l, UNPAREN ARGS, comm, request));                  \
     }                                                                                \
     static int async_##l##_init(UNPAREN PARAMS, struct ompi_communicator_t *comm,    \
                                 struct ompi_info_t *info, ompi_request_t **request,  \
                                 mca_coll_base_module_t *module)                      \
     {                                                                                \
-        if (run_native(module, COLL_ASYNC_##U##_INIT)) {                             \
-            return native_##l(CALL(COLL_ASYNC_##U##_INIT, request), UNPAREN ARGS);   \
-        }                                                                            \
-        return DELEGATE(module, l##_init, UNPAREN ARGS, comm, info, request);        \
+        ROUTE(COLL_ASYNC_##U##_INIT,                                                 \
+              native_##l(CALL(COLL_ASYNC_##U##_INIT, request), UNPAREN ARGS),        \
+              DELEGATE(module, l##_init, UNPAREN ARGS, comm, info, request));        \
     }
 
 ENTRY_POINTS(ALLGATHER, allgather,
@@ -291,28 +298,23 @@ ENTRY_POINTS(SCATTERV, scatterv,
 
 static int async_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_BARRIER)) {
-        return coll_async_native_barrier(CALL(COLL_ASYNC_BARRIER, NULL));
-    }
-    return DELEGATE(module, barrier, comm);
+    ROUTE(COLL_ASYNC_BARRIER, coll_async_native_barrier(CALL(COLL_ASYNC_BARRIER, NULL)),
+          DELEGATE(module, barrier, comm));
 }
 
 static int async_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
                           mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_IBARRIER)) {
-        return coll_async_native_barrier(CALL(COLL_ASYNC_IBARRIER, request));
-    }
-    return DELEGATE(module, ibarrier, comm, request);
+    ROUTE(COLL_ASYNC_IBARRIER, coll_async_native_barrier(CALL(COLL_ASYNC_IBARRIER, request)),
+          DELEGATE(module, ibarrier, comm, request));
 }
 
 static int async_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
                               ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    if (run_native(module, COLL_ASYNC_BARRIER_INIT)) {
-        return coll_async_native_barrier(CALL(COLL_ASYNC_BARRIER_INIT, request));
-    }
-    return DELEGATE(module, barrier_init, comm, info, request);
+    ROUTE(COLL_ASYNC_BARRIER_INIT,
+          coll_async_native_barrier(CALL(COLL_ASYNC_BARRIER_INIT, request)),
+          DELEGATE(module, barrier_init, comm, info, request));
 }
 
 /* MPI_Reduce_local: no communication; the component's kernel where it has one. */

@@ -22,6 +22,7 @@ static void module_construct(mca_coll_async_module_t *module)
     memset(module->path, 0, sizeof(module->path));
     memset(&module->below, 0, sizeof(module->below));
     module->has_channel = false;
+    module->hier = NULL;
     coll_async_stream_init(&module->stream);
 }
 
@@ -29,11 +30,14 @@ static void module_construct(mca_coll_async_module_t *module)
  * they complete normally, so the channel stays until the engine is done with it. */
 static void module_destruct(mca_coll_async_module_t *module)
 {
-    if (!module->has_channel) {
+    if (!module->has_channel && NULL == module->hier) {
         return;
     }
     coll_async_stream_drain(&module->stream, NULL);
-    coll_async_mapper_close(&module->channel);
+    if (module->has_channel) {
+        coll_async_mapper_close(&module->channel);
+    }
+    mca_coll_async_hier_close(module->hier);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_async_module_t, mca_coll_base_module_t, module_construct,
@@ -83,28 +87,64 @@ static bool all_on_this_node(struct ompi_communicator_t *comm)
     return true;
 }
 
-/* Single process: every collective is a local copy. Several on one node: every
- * collective, once the channel is open. Across nodes: none yet. */
-static bool has_native(const mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
+/* The families that run hierarchically across nodes. */
+static bool hierarchical(enum coll_async_family family)
 {
-    return 1 == ompi_comm_size(comm) || module->has_channel;
+    switch (family) {
+    case COLL_ASYNC_FAMILY_ALLREDUCE:
+    case COLL_ASYNC_FAMILY_REDUCE:
+    case COLL_ASYNC_FAMILY_BCAST:
+    case COLL_ASYNC_FAMILY_BARRIER:
+    case COLL_ASYNC_FAMILY_ALLGATHER:
+        return true;
+    default:
+        return false;
+    }
 }
 
-/* Opens the shared-memory channel when comm spans several ranks of this node and
- * a family is not forced to delegate. Collective over comm, as creation is. */
+/* Single process: every collective is a local copy. Several on one node: every
+ * collective, once the channel is open. Across nodes: the hierarchical ones. */
+static bool has_native(const mca_coll_async_module_t *module, struct ompi_communicator_t *comm,
+                       enum coll_async_coll coll)
+{
+    return 1 == ompi_comm_size(comm) || module->has_channel
+           || (NULL != module->hier && hierarchical(coll_async_family_of(coll)));
+}
+
+/* Whether a family this communicator could run natively is not forced to delegate. */
+static bool wanted(bool across_nodes)
+{
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
+        if (COLL_ASYNC_ALG_DELEGATE != mca_coll_async_component.algorithm[family]
+            && (!across_nodes || hierarchical(family))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Opens the shared-memory channel when comm spans several ranks of this node, or
+ * the hierarchy when it spans nodes. Collective over comm, as creation is, but
+ * with no point-to-point message: under MPI_THREAD_MULTIPLE Open MPI enables the
+ * module from inside its progress engine, where none could be awaited. */
 static void open_channel(mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
 {
     mca_coll_async_component_t *c = &mca_coll_async_component;
     struct coll_async_channel_config config = {.slot_size = c->shm_slot_size,
                                                .cma = c->shm_cma};
-    bool wanted = false;
     char name[128];
     int rc;
 
-    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
-        wanted |= COLL_ASYNC_ALG_DELEGATE != c->algorithm[family];
+    if (1 == ompi_comm_size(comm)) {
+        return;
     }
-    if (!wanted || 1 == ompi_comm_size(comm) || !all_on_this_node(comm)) {
+    if (!all_on_this_node(comm)) {
+        if (wanted(true)) {
+            module->hier = mca_coll_async_hier_open(comm);
+        }
+        return;
+    }
+    if (!wanted(false)) {
         return;
     }
     /* Unique on the node: split communicators share a cid, not their first rank. */
@@ -134,7 +174,7 @@ static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll col
     enum coll_async_algorithm alg =
         mca_coll_async_component.algorithm[coll_async_family_of(coll)];
     bool can_delegate = NULL != below_module(&module->below, coll);
-    bool can_run = has_native(module, comm);
+    bool can_run = has_native(module, comm, coll);
 
     if (can_run && COLL_ASYNC_ALG_DELEGATE != alg) {
         module->path[coll] = COLL_ASYNC_PATH_NATIVE;

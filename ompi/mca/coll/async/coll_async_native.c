@@ -43,8 +43,16 @@ static bool has_channel(const struct coll_async_call *call)
     return call->module->has_channel;
 }
 
+/* Whether the communicator spans nodes: its native collectives are hierarchical. */
+static bool spans_nodes(const struct coll_async_call *call)
+{
+    return NULL != call->module->hier;
+}
+
 /* Runs op in the form the call asks for. The op's plan, if any, then belongs to
- * the request, or is freed here when the op ran inline. */
+ * the request, or is freed here when the op ran inline. Across nodes a blocking
+ * op runs as the engine's driver runs it, the only thread that may touch the
+ * network. */
 static int execute(const struct coll_async_call *call, struct coll_async_op *op)
 {
     int rc;
@@ -53,8 +61,9 @@ static int execute(const struct coll_async_call *call, struct coll_async_op *op)
     op->stream = &call->module->stream;
     switch (coll_async_form_of(call->coll)) {
     case COLL_ASYNC_BLOCKING:
-        rc = coll_async_engine_run(op, progress);
-        coll_async_exchange_free(op->plan);
+        rc = spans_nodes(call) ? coll_async_engine_run_driven(op, progress)
+                               : coll_async_engine_run(op, progress);
+        coll_async_op_free_plan(op);
         return rc;
     case COLL_ASYNC_NONBLOCKING:
         return mca_coll_async_request_post(op, call->comm, call->request);
@@ -82,13 +91,27 @@ static bool uniform(enum coll_async_family family)
 
 static int execute_plan(const struct coll_async_call *call, struct coll_async_exchange *plan)
 {
-    struct coll_async_op work = {.root = -1, .begin = coll_async_exchange_begin, .plan = plan};
+    struct coll_async_op work = {.root = -1, .begin = coll_async_exchange_begin, .plan = plan,
+                                 .free_plan = coll_async_exchange_free};
 
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     plan->uniform = uniform(coll_async_family_of(call->coll));
     return execute(call, &work);
+}
+
+/* Runs op on this node's channel, or as a hierarchical run of kind across nodes. */
+static int execute_native(const struct coll_async_call *call, struct coll_async_op *op,
+                          enum coll_async_hier_kind kind)
+{
+    if (!spans_nodes(call)) {
+        return execute(call, op);
+    }
+    op->begin = coll_async_hier_begin;
+    op->plan = coll_async_hier_run_new(call->module->hier, kind);
+    op->free_plan = coll_async_hier_run_free;
+    return NULL == op->plan ? OMPI_ERR_OUT_OF_RESOURCE : execute(call, op);
 }
 
 static int execute_nothing(const struct coll_async_call *call)
@@ -176,12 +199,16 @@ int coll_async_native_reduce(const struct coll_async_call *call, const void *sbu
                              int root)
 {
     struct coll_async_op work = {.root = root, .begin = coll_async_reduction_begin};
+    bool kernel = coll_async_reduction_supported(dtype, op);
     int me = rank_of(call);
 
     if (0 == count) {
         return execute_nothing(call);
     }
-    if (!has_channel(call) || !coll_async_reduction_supported(dtype, op)) {
+    if (spans_nodes(call) && !kernel) {
+        return COLL_ASYNC_DECLINED;
+    }
+    if (!spans_nodes(call) && (!has_channel(call) || !kernel)) {
         /* allreduce: every rank folds; reduce: the root, from all the others. */
         return fold_inputs(call, sbuf, rbuf, count, dtype, op, root < 0 || root == me, 0,
                            size_of(call) - 1, root != me);
@@ -191,7 +218,8 @@ int coll_async_native_reduce(const struct coll_async_call *call, const void *sbu
     work.rbuf = rbuf;
     work.count = (size_t) count;
     work.bytes = work.count * work.reduction.size;
-    return execute(call, &work);
+    return execute_native(call, &work, root < 0 ? COLL_ASYNC_HIER_ALLREDUCE
+                                                : COLL_ASYNC_HIER_REDUCE);
 }
 
 int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
@@ -263,7 +291,10 @@ int coll_async_native_bcast(const struct coll_async_call *call, void *buf, int c
     }
     if (contiguous(dtype, (size_t) count)) {
         work.rbuf = data_start(buf, dtype);
-        return execute(call, &work);
+        return execute_native(call, &work, COLL_ASYNC_HIER_BCAST);
+    }
+    if (spans_nodes(call)) {
+        return COLL_ASYNC_DECLINED;
     }
     plan = coll_async_exchange_new(size_of(call), rank_of(call), false, 0);
     if (NULL != plan) {
@@ -280,7 +311,7 @@ int coll_async_native_barrier(const struct coll_async_call *call)
     if (1 == size_of(call)) {
         return execute_nothing(call);
     }
-    return execute(call, &work);
+    return execute_native(call, &work, COLL_ASYNC_HIER_BARRIER);
 }
 
 /* Block i of a side, as coll_async_side describes. */
@@ -319,14 +350,14 @@ static int fast_allgather(const struct coll_async_call *call, const struct coll_
     work.sbuf = MPI_IN_PLACE == send->buf
                     ? (char *) work.rbuf + (size_t) rank_of(call) * work.bytes
                     : data_start(send->buf, send->dtype);
-    return execute(call, &work);
+    return execute_native(call, &work, COLL_ASYNC_HIER_ALLGATHER);
 }
 
 static bool fast_allgather_fits(const struct coll_async_call *call,
                                 const struct coll_async_side *send,
                                 const struct coll_async_side *recv, int root)
 {
-    return root < 0 && NULL == recv->counts && has_channel(call)
+    return root < 0 && NULL == recv->counts && (has_channel(call) || spans_nodes(call))
            && contiguous(recv->dtype, (size_t) recv->count * (size_t) size_of(call))
            && (MPI_IN_PLACE == send->buf || contiguous(send->dtype, (size_t) send->count));
 }
@@ -339,8 +370,14 @@ int coll_async_native_gather(const struct coll_async_call *call,
     bool receives = root < 0 || root == me;
     struct coll_async_exchange *plan;
 
+    if (root < 0 && NULL == recv->counts && 0 == bytes_of(recv->dtype, (size_t) recv->count)) {
+        return execute_nothing(call); /* allgather of nothing, whatever the datatype */
+    }
     if (fast_allgather_fits(call, send, recv, root)) {
         return fast_allgather(call, send, recv);
+    }
+    if (spans_nodes(call)) {
+        return COLL_ASYNC_DECLINED;
     }
     plan = coll_async_exchange_new(n, me, false, 0);
     if (NULL == plan) {

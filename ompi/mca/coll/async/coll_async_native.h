@@ -9,13 +9,20 @@
  * barrier, allgather and reduce_scatter_block take contiguous data and the
  * reductions the component has kernels for; every other case, and every other
  * collective, is an exchange (coll_async_exchange.h). A single-process
- * communicator needs no channel: its exchange is a local copy.
+ * communicator needs no channel: its exchange is a local copy. Across nodes the
+ * five of them run as hierarchical runs (coll_async_hier.h) and decline what
+ * those do not take.
  */
 
 #ifndef MCA_COLL_ASYNC_NATIVE_H
 #define MCA_COLL_ASYNC_NATIVE_H
 
 #include "coll_async.h"
+
+/* What a native function returns when a communicator across nodes cannot take
+ * the call's arguments (a derived datatype, a user-defined operation): the
+ * module below runs it, counted as delegated. */
+#define COLL_ASYNC_DECLINED 2
 
 /* The arguments shared by every entry point. */
 struct coll_async_call {

@@ -12,8 +12,10 @@
  * process, from Open MPI's hwloc topology or from coll_async_topology_xml.
  */
 
+#define _GNU_SOURCE
 #include "ompi_config.h"
 
+#include <sched.h>
 #include <string.h>
 
 #include "ompi/communicator/communicator.h"
@@ -28,7 +30,7 @@
 /* World ranks per virtual node. */
 static int ranks_per_virtual_node(void)
 {
-    int size = ompi_comm_size(&ompi_mpi_comm_world.comm);
+    int size = (int) ompi_process_info.num_procs;
     int nodes = mca_coll_async_component.virtual_nodes;
 
     return (size + nodes - 1) / nodes;
@@ -50,6 +52,19 @@ bool mca_coll_async_on_this_node(struct ompi_proc_t *proc)
     return proc->super.proc_name.jobid == OMPI_PROC_MY_NAME->jobid
            && virtual_node_of(proc->super.proc_name.vpid)
                   == virtual_node_of(OMPI_PROC_MY_NAME->vpid);
+}
+
+/* This node's name for the other processes: the host's, and the virtual node's
+ * number with coll_async_virtual_nodes. Known at component open (the world's
+ * size and this rank come from the launcher), before any communicator exists. */
+void mca_coll_async_node_name(char *buf, size_t len)
+{
+    if (mca_coll_async_component.virtual_nodes > 0) {
+        snprintf(buf, len, "%s#%d", ompi_process_info.nodename,
+                 virtual_node_of(OMPI_PROC_MY_NAME->vpid));
+    } else {
+        snprintf(buf, len, "%s", ompi_process_info.nodename);
+    }
 }
 
 /* This node's topology */
@@ -95,6 +110,31 @@ int mca_coll_async_node_topology_init(void)
     return OMPI_SUCCESS;
 }
 
+const struct coll_async_topology *mca_coll_async_node_topology(void)
+{
+    return topology;
+}
+
+int mca_coll_async_node_numa(void)
+{
+    hwloc_bitmap_t binding;
+    cpu_set_t cpus;
+    int numa = COLL_ASYNC_TOPOLOGY_NUMA_SEVERAL;
+
+    if (NULL == topology || 0 != sched_getaffinity(0, sizeof(cpus), &cpus)
+        || NULL == (binding = hwloc_bitmap_alloc())) {
+        return numa;
+    }
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (CPU_ISSET(cpu, &cpus)) {
+            hwloc_bitmap_set(binding, (unsigned) cpu);
+        }
+    }
+    numa = coll_async_topology_numa_of(topology, binding);
+    hwloc_bitmap_free(binding);
+    return numa;
+}
+
 void mca_coll_async_node_topology_fini(void)
 {
     coll_async_topology_free(topology);
@@ -107,7 +147,7 @@ static int node_count(void)
         return ompi_process_info.num_nodes;
     }
     /* Fewer than asked when the ranks run out first (4 ranks on 3 nodes: 2 + 2). */
-    return virtual_node_of(ompi_comm_size(&ompi_mpi_comm_world.comm) - 1) + 1;
+    return virtual_node_of(ompi_process_info.num_procs - 1) + 1;
 }
 
 /* One verbose line, on MPI_COMM_WORLD: what the component knows of the machine. */

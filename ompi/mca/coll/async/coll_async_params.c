@@ -109,6 +109,120 @@ static int register_shm(void)
     return rc < 0 ? rc : OMPI_SUCCESS;
 }
 
+#define ALG(name) (1u << COLL_ASYNC_INTERNODE_##name)
+
+/* The algorithms between nodes a parameter may force, per family. */
+static const struct {
+    const char *name;
+    unsigned algs;
+} internode_families[COLL_ASYNC_NUM_INTERNODE_FAMILIES] = {
+    [COLL_ASYNC_INTERNODE_FOR_ALLREDUCE] = {"allreduce", ALG(AUTO) | ALG(RING)
+                                                             | ALG(RECURSIVE_DOUBLING)
+                                                             | ALG(RABENSEIFNER)},
+    [COLL_ASYNC_INTERNODE_FOR_BCAST] = {"bcast",
+                                        ALG(AUTO) | ALG(BINOMIAL) | ALG(SCATTER_ALLGATHER)},
+    [COLL_ASYNC_INTERNODE_FOR_ALLGATHER] = {"allgather",
+                                            ALG(AUTO) | ALG(RING) | ALG(RECURSIVE_DOUBLING)},
+};
+
+/* "auto, ring, ...": the values of a family's parameter. */
+static void internode_values(int family, char *buf, size_t len)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int alg = 0; alg < COLL_ASYNC_NUM_INTERNODE_ALGS && used < len; ++alg) {
+        if (internode_families[family].algs & (1u << alg)) {
+            used += (size_t) snprintf(buf + used, len - used, "%s%s", 0 == used ? "" : ", ",
+                                      coll_async_internode_alg_names[alg]);
+        }
+    }
+}
+
+/* Between nodes: the TCP transport, the leaders, the algorithms. */
+static int register_network(void)
+{
+    mca_coll_async_component_t *c = &mca_coll_async_component;
+    int rc;
+
+    c->tcp_if_include = "";
+    rc = register_var("tcp_if_include",
+                      "Interfaces the TCP transport between nodes listens on and connects "
+                      "over, as btl_tcp_if_include: comma-separated names (eth0) or CIDR "
+                      "subnets (10.0.0.0/8). Exclusive with coll_async_tcp_if_exclude. "
+                      "Empty: every IPv4 interface that is up, loopback only when nothing "
+                      "else is (and loopback alone with coll_async_virtual_nodes).",
+                      MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4, &c->tcp_if_include);
+    if (rc < 0) {
+        return rc;
+    }
+    c->tcp_if_exclude = "";
+    rc = register_var("tcp_if_exclude",
+                      "Interfaces the TCP transport must not use, in the form of "
+                      "coll_async_tcp_if_include.",
+                      MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4, &c->tcp_if_exclude);
+    if (rc < 0) {
+        return rc;
+    }
+    c->tcp_links = 0;
+    rc = register_var("tcp_links",
+                      "Connections per peer, one per pair of interfaces the two sides share "
+                      "(same subnet); large transfers are striped over all of them. 0 (the "
+                      "default): as many as there are such pairs.",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->tcp_links);
+    if (rc < 0) {
+        return rc;
+    }
+    c->tcp_connect_timeout = 30;
+    rc = register_var("tcp_connect_timeout",
+                      "Seconds a connection to a peer may take to be set up before the "
+                      "collectives that need it fail with an error naming the peer.",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->tcp_connect_timeout);
+    if (rc < 0) {
+        return rc;
+    }
+    c->leaders = 0;
+    rc = register_var("leaders",
+                      "Most leaders per node for large reductions: each moves its share of "
+                      "the vector between nodes, from a rank near its NIC. 0 (the default): "
+                      "one per NIC of the node, as many as the node has ranks; 1: one leader.",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->leaders);
+    if (rc < 0) {
+        return rc;
+    }
+    c->multi_leader_bytes = 64 * 1024;
+    rc = register_var("multi_leader_bytes",
+                      "Smallest allreduce (bytes) split over several leaders per node; "
+                      "smaller ones have one leader per node.",
+                      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->multi_leader_bytes);
+    if (rc < 0) {
+        return rc;
+    }
+    for (int family = 0; family < COLL_ASYNC_NUM_INTERNODE_FAMILIES; ++family) {
+        char name[64], help[256], values[128];
+
+        internode_values(family, values, sizeof(values));
+        snprintf(name, sizeof(name), "internode_%s_algorithm", internode_families[family].name);
+        snprintf(help, sizeof(help),
+                 "Algorithm of %s between the leaders of the nodes. One of: %s. auto: "
+                 "chosen by message size and number of nodes.",
+                 internode_families[family].name, values);
+        c->internode_value[family] = "auto";
+        rc = register_var(name, help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
+                          &c->internode_value[family]);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    c->profile_ring = false;
+    rc = register_var("profile_ring",
+                      "Measure the bandwidth between the leaders of each communicator that "
+                      "spans nodes, once when it is created, and order the ring of the ring "
+                      "algorithms by it (fastest links next to each other).",
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->profile_ring);
+    return rc < 0 ? rc : OMPI_SUCCESS;
+}
+
 int mca_coll_async_params_register(void)
 {
     mca_coll_async_component_t *c = &mca_coll_async_component;
@@ -174,7 +288,21 @@ int mca_coll_async_params_register(void)
             return rc;
         }
     }
-    return register_shm();
+    rc = register_network();
+    return OMPI_SUCCESS == rc ? register_shm() : rc;
+}
+
+/* Whether an integer parameter is at least min; if not, says so. */
+static bool at_least(const char *name, int value, int min, const char *valid)
+{
+    char given[32];
+
+    if (value >= min) {
+        return true;
+    }
+    snprintf(given, sizeof(given), "%d", value);
+    mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", name, given, valid);
+    return false;
 }
 
 int mca_coll_async_params_check(void)
@@ -224,11 +352,27 @@ int mca_coll_async_params_check(void)
         rc = OMPI_ERR_BAD_PARAM;
     }
     coll_async_schedule_config.small_reduce_bytes = c->small_reduce_bytes;
-    if (c->virtual_nodes < 0) {
-        char given[32];
-        snprintf(given, sizeof(given), "%d", c->virtual_nodes);
-        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "virtual_nodes",
-                                 given, "0 (the real nodes) or a number of pretend nodes");
+    for (int family = 0; family < COLL_ASYNC_NUM_INTERNODE_FAMILIES; ++family) {
+        int alg = coll_async_parse_name(c->internode_value[family],
+                                        coll_async_internode_alg_names,
+                                        COLL_ASYNC_NUM_INTERNODE_ALGS);
+        char name[64];
+
+        if (alg >= 0 && (internode_families[family].algs & (1u << alg))) {
+            c->internode[family] = (enum coll_async_internode_alg) alg;
+            continue;
+        }
+        internode_values(family, values, sizeof(values));
+        snprintf(name, sizeof(name), "internode_%s_algorithm", internode_families[family].name);
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", name,
+                                 c->internode_value[family], values);
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    if (!at_least("virtual_nodes", c->virtual_nodes, 0,
+                  "0 (the real nodes) or a number of pretend nodes")
+        || !at_least("leaders", c->leaders, 0, "0 (one per NIC) or a number of leaders")
+        || !at_least("tcp_links", c->tcp_links, 0, "0 (all) or a number of connections")
+        || !at_least("tcp_connect_timeout", c->tcp_connect_timeout, 1, "a number of seconds")) {
         rc = OMPI_ERR_BAD_PARAM;
     }
     return rc;

@@ -1,0 +1,327 @@
+/*
+ * coll/async: building the hierarchy of a communicator that spans nodes. See
+ * coll_async_hier.h.
+ *
+ * At the communicator's creation every rank reads every rank's place (node name,
+ * NUMA domain) from the modex (coll_async_network.h) and all compute the same
+ * hierarchy from the same data, exchanging no message: Open MPI may be creating
+ * the communicator from inside its progress engine. The nodes are taken to be
+ * alike (this node's NUMA domains and NICs stand for every node's).
+ */
+
+#include "ompi_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/util/output.h"
+
+#include "coll_async.h"
+#include "coll_async_network.h"
+#include "coll_async_topology.h"
+
+int coll_async_hier_local_index(const struct coll_async_hier *hier, int rank)
+{
+    int node = hier->node_of[rank];
+
+    for (int i = hier->node_first[node]; i < hier->node_first[node + 1]; ++i) {
+        if (hier->node_ranks[i] == rank) {
+            return i - hier->node_first[node];
+        }
+    }
+    return -1;
+}
+
+/* Every rank's place: node (numbered by first appearance) and NUMA domain. */
+static int read_places(struct ompi_communicator_t *comm, struct coll_async_topology_place *places,
+                       int *node_count)
+{
+    int size = ompi_comm_size(comm);
+    char (*names)[COLL_ASYNC_NODE_NAME_MAX] = malloc(sizeof(*names) * (size_t) size);
+    char name[COLL_ASYNC_NODE_NAME_MAX];
+    int rc = NULL == names ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
+
+    *node_count = 0;
+    for (int rank = 0; rank < size && OMPI_SUCCESS == rc; ++rank) {
+        int node = 0;
+
+        rc = mca_coll_async_network_place(ompi_comm_peer_lookup(comm, rank), name, sizeof(name),
+                                          &places[rank].numa);
+        while (node < *node_count && 0 != strcmp(names[node], name)) {
+            ++node;
+        }
+        if (node == *node_count) {
+            strcpy(names[(*node_count)++], name);
+        }
+        places[rank].node = node;
+    }
+    free(names);
+    return rc;
+}
+
+/* Groups the ranks by node, ascending within one. */
+static void group_by_node(struct coll_async_hier *hier,
+                          const struct coll_async_topology_place *places)
+{
+    int filled = 0;
+
+    hier->rank_ordered = true;
+    for (int node = 0; node < hier->node_count; ++node) {
+        hier->node_first[node] = filled;
+        for (int rank = 0; rank < hier->size; ++rank) {
+            if (places[rank].node == node) {
+                hier->rank_ordered &= rank == filled;
+                hier->node_ranks[filled++] = rank;
+            }
+            hier->node_of[rank] = places[rank].node;
+        }
+    }
+    hier->node_first[hier->node_count] = filled;
+    hier->node = hier->node_of[hier->rank];
+    hier->local_rank = coll_async_hier_local_index(hier, hier->rank);
+}
+
+/*
+ * The leaders: per node the ranks its NICs chose (coll_async_topology.h), each
+ * once, in NIC order, the node's lowest rank when it has no NIC; as many slots as
+ * the node with the fewest has, at most coll_async_leaders.
+ */
+static int choose_leaders(struct coll_async_hier *hier,
+                          const struct coll_async_topology_place *places)
+{
+    const struct coll_async_topology *topo = mca_coll_async_node_topology();
+    struct coll_async_topology_hierarchy *tree = NULL;
+    struct coll_async_topology_node_desc *descs = calloc(hier->node_count, sizeof(*descs));
+    int nic_count = NULL != topo ? topo->nic_count : 0;
+    int *nic_numa = calloc(nic_count + 1, sizeof(int));
+    int most = mca_coll_async_component.leaders, rc = -ENOMEM;
+
+    for (int i = 0; i < nic_count && NULL != nic_numa; ++i) {
+        nic_numa[i] = topo->nics[i].numa;
+    }
+    for (int node = 0; node < hier->node_count && NULL != descs; ++node) {
+        descs[node] = (struct coll_async_topology_node_desc){
+            .numa_count = NULL != topo ? topo->numa_count : 1,
+            .nic_count = nic_count,
+            .nic_numa = nic_numa};
+    }
+    if (NULL != descs && NULL != nic_numa) {
+        rc = coll_async_topology_hierarchy_build(places, hier->size, descs, hier->node_count,
+                                                 &tree);
+    }
+    if (0 == rc) {
+        int chosen[COLL_ASYNC_HIER_MAX_SLOTS];
+
+        hier->slots = COLL_ASYNC_HIER_MAX_SLOTS;
+        if (0 < most && most < hier->slots) {
+            hier->slots = most;
+        }
+        for (int node = 0; node < hier->node_count; ++node) {
+            const struct coll_async_topology_node *n = &tree->nodes[node];
+            int count = 0;
+
+            for (int i = 0; i < n->nic_count && count < hier->slots; ++i) {
+                bool seen = false;
+
+                for (int j = 0; j < count; ++j) {
+                    seen |= chosen[j] == n->nic_leaders[i];
+                }
+                if (!seen) {
+                    chosen[count++] = n->nic_leaders[i];
+                }
+            }
+            if (0 == count) {
+                chosen[count++] = n->leader;
+            }
+            hier->slots = count < hier->slots ? count : hier->slots;
+            memcpy(&hier->leaders[node * COLL_ASYNC_HIER_MAX_SLOTS], chosen,
+                   sizeof(int) * (size_t) count);
+        }
+        /* Compact to slots per node. */
+        for (int node = 0; node < hier->node_count; ++node) {
+            memmove(&hier->leaders[node * hier->slots],
+                    &hier->leaders[node * COLL_ASYNC_HIER_MAX_SLOTS],
+                    sizeof(int) * (size_t) hier->slots);
+        }
+    }
+    coll_async_topology_hierarchy_free(tree);
+    free(descs);
+    free(nic_numa);
+    return rc;
+}
+
+/* This rank's slot and the group of leaders it belongs to. */
+static void join_group(struct coll_async_hier *hier)
+{
+    hier->slot = -1;
+    for (int slot = 0; slot < hier->slots; ++slot) {
+        if (hier->leaders[hier->node * hier->slots + slot] == hier->rank) {
+            hier->slot = slot;
+        }
+    }
+    if (hier->slot < 0) {
+        return;
+    }
+    for (int node = 0; node < hier->node_count; ++node) {
+        hier->group_peer[node] = hier->peer[hier->leaders[node * hier->slots + hier->slot]];
+    }
+    hier->group = (struct coll_async_leaders){.tcp = hier->tcp,
+                                              .size = hier->node_count,
+                                              .rank = hier->node,
+                                              .peer = hier->group_peer,
+                                              .ring = hier->ring};
+}
+
+/* The shared-memory channel of this node's ranks, when there are several. */
+static int open_local(struct coll_async_hier *hier, struct ompi_communicator_t *comm)
+{
+    mca_coll_async_component_t *c = &mca_coll_async_component;
+    struct coll_async_channel_config config = {.slot_size = c->shm_slot_size, .cma = c->shm_cma};
+    int first = hier->node_ranks[hier->node_first[hier->node]];
+    char name[128];
+
+    if (coll_async_hier_node_size(hier, hier->node) < 2) {
+        return OMPI_SUCCESS;
+    }
+    snprintf(name, sizeof(name), "/coll_async.%u.%u.%u.n", OMPI_PROC_MY_NAME->jobid,
+             comm->c_contextid, ompi_comm_peer_lookup(comm, first)->super.proc_name.vpid);
+    if (0 != coll_async_mapper_open(&hier->local, name, coll_async_hier_node_size(hier,
+                                                                                  hier->node),
+                                    hier->local_rank, &config)) {
+        return OMPI_ERROR;
+    }
+    hier->has_local = true;
+    return OMPI_SUCCESS;
+}
+
+static struct coll_async_hier *hier_alloc(int size, int nodes)
+{
+    struct coll_async_hier *hier = calloc(1, sizeof(*hier));
+
+    if (NULL == hier) {
+        return NULL;
+    }
+    hier->node_of = calloc(size, sizeof(int));
+    hier->node_ranks = calloc(size, sizeof(int));
+    hier->node_first = calloc(nodes + 1, sizeof(int));
+    hier->leaders = calloc((size_t) nodes * COLL_ASYNC_HIER_MAX_SLOTS, sizeof(int));
+    hier->peer = calloc(size, sizeof(uint32_t));
+    hier->group_peer = calloc(nodes, sizeof(uint32_t));
+    if (NULL == hier->node_of || NULL == hier->node_ranks || NULL == hier->node_first
+        || NULL == hier->leaders || NULL == hier->peer || NULL == hier->group_peer) {
+        mca_coll_async_hier_close(hier);
+        return NULL;
+    }
+    return hier;
+}
+
+static void report(const struct coll_async_hier *hier, struct ompi_communicator_t *comm)
+{
+    char leaders[256] = "";
+    size_t used = 0;
+
+    for (int slot = 0; slot < hier->slots && used < sizeof(leaders); ++slot) {
+        used += (size_t) snprintf(leaders + used, sizeof(leaders) - used, "%s%d",
+                                  0 == slot ? "" : ",", hier->leaders[hier->node * hier->slots
+                                                                      + slot]);
+    }
+    opal_output_verbose(0 == hier->rank ? 1 : 2, mca_coll_async_component.output,
+                        "coll:async: %s (cid %u, size %d, rank %d): %d nodes, %d ranks on "
+                        "this one (shared memory), %d leader%s per node (here ranks %s), TCP "
+                        "between nodes over %s",
+                        comm->c_name, comm->c_contextid, hier->size, hier->rank,
+                        hier->node_count, coll_async_hier_node_size(hier, hier->node),
+                        hier->slots, 1 == hier->slots ? "" : "s", leaders,
+                        mca_coll_async_network_interfaces());
+}
+
+/* The hierarchy's data, before the shared memory of this node. */
+static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
+                 const struct coll_async_topology_place *places, const char **why)
+{
+    struct ompi_proc_t **procs = calloc(hier->size, sizeof(*procs));
+    int rc;
+
+    hier->name = comm->c_name;
+    hier->tcp = mca_coll_async_network();
+    hier->tag_base = (uint64_t) comm->c_contextid << 40;
+    hier->multi_leader_bytes = mca_coll_async_component.multi_leader_bytes;
+    memcpy(hier->internode, mca_coll_async_component.internode, sizeof(hier->internode));
+    group_by_node(hier, places);
+    if (NULL == procs) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int rank = 0; rank < hier->size; ++rank) {
+        procs[rank] = ompi_comm_peer_lookup(comm, rank);
+    }
+    *why = "it has a process of another job, or this process no TCP transport";
+    rc = mca_coll_async_network_add(procs, hier->size, hier->peer);
+    free(procs);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    *why = "the leaders could not be chosen";
+    if (0 != choose_leaders(hier, places)) {
+        return OMPI_ERROR;
+    }
+    join_group(hier);
+    return OMPI_SUCCESS;
+}
+
+struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *comm)
+{
+    int size = ompi_comm_size(comm), node_count = 0, rc;
+    struct coll_async_topology_place *places = calloc(size, sizeof(*places));
+    struct coll_async_hier *hier = NULL;
+    const char *why = "a process published no place (out of memory, or no coll/async)";
+
+    rc = NULL == places ? OMPI_ERR_OUT_OF_RESOURCE : read_places(comm, places, &node_count);
+    if (OMPI_SUCCESS == rc) {
+        why = "out of memory";
+        hier = hier_alloc(size, node_count);
+        rc = NULL == hier ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
+    }
+    if (OMPI_SUCCESS == rc) {
+        hier->size = size;
+        hier->rank = ompi_comm_rank(comm);
+        hier->node_count = node_count;
+        rc = build(hier, comm, places, &why);
+    }
+    free(places);
+    if (OMPI_SUCCESS == rc) {
+        why = "no shared memory for the ranks of this node";
+        rc = open_local(hier, comm);
+    }
+    if (OMPI_SUCCESS == rc) {
+        report(hier, comm);
+        if (mca_coll_async_component.profile_ring) {
+            (void) mca_coll_async_profile_ring(comm, hier);
+        }
+        return hier;
+    }
+    /* Every rank meets the same cause, as they read the same modex; but for a
+     * failure of this node's shared memory, which its ranks meet together. */
+    opal_output_verbose(1, mca_coll_async_component.output,
+                        "coll:async: %s (cid %u, size %d): spans nodes, but %s: delegated",
+                        comm->c_name, comm->c_contextid, size, why);
+    mca_coll_async_hier_close(hier);
+    return NULL;
+}
+
+void mca_coll_async_hier_close(struct coll_async_hier *hier)
+{
+    if (NULL == hier) {
+        return;
+    }
+    if (hier->has_local) {
+        coll_async_mapper_close(&hier->local);
+    }
+    free(hier->node_of);
+    free(hier->node_ranks);
+    free(hier->node_first);
+    free(hier->leaders);
+    free(hier->peer);
+    free(hier->group_peer);
+    free(hier->ring);
+    free(hier);
+}

@@ -1,0 +1,95 @@
+/*
+ * coll/async: a communicator that spans nodes, as the hierarchical schedules see
+ * it.
+ *
+ * Its ranks grouped by node (nodes numbered in the order their first rank
+ * appears), this node's ranks joined by a shared-memory channel, and per node
+ * `slots` leaders: slot 0 leads the node in every collective; large allreduces
+ * split the vector over all slots, each leader moving its share between nodes
+ * from the rank near its NIC. Between nodes the leaders of one slot form a group
+ * on the TCP transport (coll_async_internode.h).
+ */
+
+#ifndef MCA_COLL_ASYNC_HIER_H
+#define MCA_COLL_ASYNC_HIER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "coll_async_internode.h"
+#include "transport/coll_async_mapper.h"
+
+#define COLL_ASYNC_HIER_MAX_SLOTS 8
+
+/* The families whose algorithm between nodes a parameter can force. */
+enum coll_async_internode_family {
+    COLL_ASYNC_INTERNODE_FOR_ALLREDUCE,
+    COLL_ASYNC_INTERNODE_FOR_BCAST,
+    COLL_ASYNC_INTERNODE_FOR_ALLGATHER,
+    COLL_ASYNC_NUM_INTERNODE_FAMILIES
+};
+
+struct coll_async_hier {
+    const char *name;   /* the communicator's, for messages */
+    int size, rank;     /* in the communicator */
+    int node_count, node;
+    int *node_of;       /* rank -> node */
+    int *node_first;    /* node_count + 1 offsets into node_ranks */
+    int *node_ranks;    /* the ranks of each node, ascending */
+    int local_rank;     /* this rank's index among its node's */
+    bool has_local;     /* this node holds several ranks: the channel is open */
+    struct coll_async_channel local;
+    bool rank_ordered;  /* node_ranks is 0 .. size - 1: blocks of a node are adjacent */
+
+    int slots;          /* leaders per node, the same on every node */
+    int *leaders;       /* node * slots + slot -> rank */
+    int slot;           /* this rank's, or -1 */
+    struct coll_async_leaders group; /* this rank's slot's group, when it leads */
+    uint32_t *group_peer;
+    int *ring;          /* profiled ring order of the groups, or NULL */
+
+    struct coll_async_tcp *tcp;
+    uint32_t *peer;     /* rank -> transport id */
+    uint64_t tag_base;  /* the communicator's share of the tag space */
+    uint64_t started;   /* collectives begun on the communicator (their tags) */
+
+    size_t multi_leader_bytes;
+    enum coll_async_internode_alg internode[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
+};
+
+static inline int coll_async_hier_node_size(const struct coll_async_hier *hier, int node)
+{
+    return hier->node_first[node + 1] - hier->node_first[node];
+}
+
+/* The index of rank among the ranks of its node: its rank on that node's channel. */
+int coll_async_hier_local_index(const struct coll_async_hier *hier, int rank);
+
+/* The base tag of the next collective; every rank takes one per collective. */
+static inline uint64_t coll_async_hier_next_tag(struct coll_async_hier *hier)
+{
+    uint64_t sequence = hier->started++ & ((UINT64_C(1) << 28) - 1);
+
+    return hier->tag_base | sequence * COLL_ASYNC_INTERNODE_TAG_STEPS;
+}
+
+#endif /* MCA_COLL_ASYNC_HIER_H */
+
+/*
+ * The hierarchical schedules (coll_async_hierarchical.c): a run of stages on
+ * this node's channel (the shared-memory schedules) and between nodes (the
+ * leaders' algorithms). The op's arguments are those of the shared-memory
+ * schedules (coll_async_schedule.h); its plan is a run from
+ * coll_async_hier_run_new(), freed by coll_async_hier_run_free().
+ */
+enum coll_async_hier_kind {
+    COLL_ASYNC_HIER_ALLREDUCE,
+    COLL_ASYNC_HIER_REDUCE,
+    COLL_ASYNC_HIER_BCAST,
+    COLL_ASYNC_HIER_BARRIER,
+    COLL_ASYNC_HIER_ALLGATHER
+};
+
+void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_hier_kind kind);
+void coll_async_hier_run_free(void *run);
+void coll_async_hier_begin(struct coll_async_op *op);

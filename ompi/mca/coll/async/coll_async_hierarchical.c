@@ -1,0 +1,518 @@
+/*
+ * coll/async: collectives across nodes, as runs of stages. See coll_async_hier.h.
+ *
+ * Every rank of a node runs the same stages on the node's channel, in the same
+ * order, so their sequence numbers agree; the leaders add the stages between
+ * nodes. allreduce: reduce to the leaders (one share of the vector per leader
+ * above multi_leader_bytes), allreduce between nodes, broadcast from the
+ * leaders. reduce and bcast: the root stands for its node, so its data needs no
+ * extra hop. barrier: local barrier, leaders' barrier, release. allgather:
+ * local allgather into the node's block, leaders' allgather of node blocks,
+ * broadcast of the whole.
+ *
+ * A leader that fails between nodes tells its node: before each broadcast from a
+ * leader, the leader broadcasts its status, and the ranks skip the data and
+ * return an error instead of waiting for it.
+ */
+
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ompi/constants.h"
+
+#include "coll_async.h"
+#include "coll_async_schedule.h"
+
+#define MAX_STAGES (4 * COLL_ASYNC_HIER_MAX_SLOTS + 4)
+
+enum stage_kind {
+    STAGE_LOCAL,   /* a shared-memory schedule on the node's channel */
+    STAGE_STATUS,  /* a leader's status, broadcast on the node's channel */
+    STAGE_NET,     /* the leaders' algorithm between nodes */
+    STAGE_COPY,    /* bytes from sbuf to rbuf */
+    STAGE_PERMUTE, /* allgather: node-ordered blocks to rank order */
+};
+
+struct stage {
+    enum stage_kind kind;
+    bool needs_status;                 /* skipped once the run has failed */
+    void (*begin)(struct coll_async_op *op);
+    enum coll_async_internode_kind net;
+    const struct coll_async_leaders *group;
+    int root;                          /* LOCAL, STATUS: local index; NET: group index */
+    const void *sbuf;
+    void *rbuf;
+    size_t count, bytes;
+};
+
+struct run {
+    struct coll_async_hier *hier;
+    enum coll_async_hier_kind kind;
+    struct stage stages[MAX_STAGES];
+    int stage_count, at;
+    bool started;                      /* the stage at `at` has begun */
+    struct coll_async_op local;        /* a LOCAL or STATUS stage's op */
+    struct coll_async_internode net;   /* a NET stage's state */
+    struct coll_async_leaders rooted;  /* bcast and reduce: the root stands for its node */
+    uint32_t *rooted_peer;
+    size_t *block_offset, *block_bytes;
+    char *temp;
+    int32_t status, received;          /* 0, or how a leader failed */
+    uint64_t tag;
+};
+
+void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_hier_kind kind)
+{
+    struct run *run = calloc(1, sizeof(*run));
+
+    if (NULL != run) {
+        run->hier = hier;
+        run->kind = kind;
+    }
+    return run;
+}
+
+static void release_temporaries(struct run *run)
+{
+    free(run->temp);
+    free(run->rooted_peer);
+    free(run->block_offset);
+    free(run->block_bytes);
+    run->temp = NULL;
+    run->rooted_peer = NULL;
+    run->block_offset = run->block_bytes = NULL;
+}
+
+void coll_async_hier_run_free(void *opaque)
+{
+    struct run *run = opaque;
+
+    release_temporaries(run);
+    free(run);
+}
+
+/* Building the stages */
+
+static struct stage *add(struct run *run, enum stage_kind kind)
+{
+    struct stage *stage = &run->stages[run->stage_count++];
+
+    *stage = (struct stage){.kind = kind};
+    return stage;
+}
+
+static void add_local(struct run *run, void (*begin)(struct coll_async_op *), int root_rank,
+                      const void *sbuf, void *rbuf, size_t count, size_t bytes)
+{
+    struct stage *stage = add(run, STAGE_LOCAL);
+
+    stage->begin = begin;
+    stage->root = root_rank < 0 ? -1 : coll_async_hier_local_index(run->hier, root_rank);
+    stage->sbuf = sbuf;
+    stage->rbuf = rbuf;
+    stage->count = count;
+    stage->bytes = bytes;
+}
+
+/* The leader's status, then (unless it failed) its data, to the node's ranks. */
+static void add_from_leader(struct run *run, int leader, void *buf, size_t bytes)
+{
+    struct stage *status = add(run, STAGE_STATUS);
+
+    status->root = coll_async_hier_local_index(run->hier, leader);
+    add_local(run, coll_async_bcast_begin, leader, NULL, buf, 0, bytes);
+    run->stages[run->stage_count - 1].needs_status = true;
+}
+
+static void add_net(struct run *run, enum coll_async_internode_kind kind,
+                    const struct coll_async_leaders *group, int root, void *buf, size_t count,
+                    size_t bytes)
+{
+    struct stage *stage = add(run, STAGE_NET);
+
+    stage->net = kind;
+    stage->group = group;
+    stage->root = root;
+    stage->rbuf = buf;
+    stage->count = count;
+    stage->bytes = bytes;
+}
+
+static void add_copy(struct run *run, const void *from, void *to, size_t bytes)
+{
+    struct stage *stage;
+
+    if (from != to && 0 < bytes) {
+        stage = add(run, STAGE_COPY);
+        stage->sbuf = from;
+        stage->rbuf = to;
+        stage->bytes = bytes;
+    }
+}
+
+static int leader_of(const struct coll_async_hier *hier, int node, int slot)
+{
+    return hier->leaders[node * hier->slots + slot];
+}
+
+/* Above multi_leader_bytes, each of the node's leaders takes a share of the vector
+ * between nodes, in parallel. */
+static void plan_allreduce(struct run *run, struct coll_async_op *op)
+{
+    struct coll_async_hier *hier = run->hier;
+    size_t size = op->reduction.size;
+    int parts = op->bytes >= hier->multi_leader_bytes ? hier->slots : 1;
+    size_t first[COLL_ASYNC_HIER_MAX_SLOTS], share[COLL_ASYNC_HIER_MAX_SLOTS];
+
+    for (int part = 0; part < parts; ++part) {
+        schedule_slice(op->count, size, parts, part, &first[part], &share[part]);
+    }
+    for (int part = 0; part < parts && hier->has_local; ++part) {
+        if (0 < share[part]) {
+            add_local(run, coll_async_reduction_begin, leader_of(hier, hier->node, part),
+                      (const char *) op->sbuf + first[part] * size,
+                      (char *) op->rbuf + first[part] * size, share[part], share[part] * size);
+        }
+    }
+    if (!hier->has_local) {
+        add_copy(run, op->sbuf, op->rbuf, op->bytes);
+    }
+    if (0 <= hier->slot && hier->slot < parts && 0 < share[hier->slot]) {
+        add_net(run, COLL_ASYNC_INTERNODE_ALLREDUCE, &hier->group, 0,
+                (char *) op->rbuf + first[hier->slot] * size, share[hier->slot], 0);
+    }
+    for (int part = 0; part < parts && hier->has_local; ++part) {
+        if (0 < share[part]) {
+            add_from_leader(run, leader_of(hier, hier->node, part),
+                            (char *) op->rbuf + first[part] * size, share[part] * size);
+        }
+    }
+}
+
+/* bcast and reduce: the group of one rank per node in which the root stands for
+ * its node; NULL when this rank is not in it. */
+static int rooted_group(struct run *run, int root, const struct coll_async_leaders **group)
+{
+    struct coll_async_hier *hier = run->hier;
+    int root_node = hier->node_of[root];
+
+    *group = NULL;
+    run->rooted_peer = malloc(sizeof(uint32_t) * (size_t) hier->node_count);
+    if (NULL == run->rooted_peer) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int node = 0; node < hier->node_count; ++node) {
+        run->rooted_peer[node] = hier->peer[node == root_node ? root : leader_of(hier, node, 0)];
+    }
+    run->rooted = (struct coll_async_leaders){.tcp = hier->tcp,
+                                              .size = hier->node_count,
+                                              .rank = hier->node,
+                                              .peer = run->rooted_peer,
+                                              .ring = hier->ring};
+    if (hier->peer[hier->rank] == run->rooted_peer[hier->node]) {
+        *group = &run->rooted;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* The rank that stands for this node in a rooted collective. */
+static int representative(const struct run *run, int root)
+{
+    return run->hier->node_of[root] == run->hier->node ? root : leader_of(run->hier,
+                                                                          run->hier->node, 0);
+}
+
+static int plan_bcast(struct run *run, struct coll_async_op *op)
+{
+    struct coll_async_hier *hier = run->hier;
+    const struct coll_async_leaders *group;
+    int rc = rooted_group(run, op->root, &group);
+
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (NULL != group) {
+        add_net(run, COLL_ASYNC_INTERNODE_BCAST, group, hier->node_of[op->root], op->rbuf, 0,
+                op->bytes);
+    }
+    if (!hier->has_local) {
+        return OMPI_SUCCESS;
+    }
+    if (hier->node_of[op->root] == hier->node) {
+        add_local(run, coll_async_bcast_begin, op->root, NULL, op->rbuf, 0, op->bytes);
+    } else {
+        add_from_leader(run, representative(run, op->root), op->rbuf, op->bytes);
+    }
+    return OMPI_SUCCESS;
+}
+
+static int plan_reduce(struct run *run, struct coll_async_op *op)
+{
+    struct coll_async_hier *hier = run->hier;
+    const struct coll_async_leaders *group;
+    int rc = rooted_group(run, op->root, &group);
+    void *result = op->rbuf;
+
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    /* A representative other than the root reduces into scratch. */
+    if (NULL != group && hier->rank != op->root) {
+        result = run->temp = malloc(op->bytes);
+        if (NULL == run->temp) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    if (hier->has_local) {
+        add_local(run, coll_async_reduction_begin, representative(run, op->root), op->sbuf,
+                  result, op->count, op->bytes);
+    } else {
+        add_copy(run, op->sbuf, result, op->bytes);
+    }
+    if (NULL != group) {
+        add_net(run, COLL_ASYNC_INTERNODE_REDUCE, group, hier->node_of[op->root], result,
+                op->count, 0);
+    }
+    return OMPI_SUCCESS;
+}
+
+static void plan_barrier(struct run *run)
+{
+    struct coll_async_hier *hier = run->hier;
+
+    if (hier->has_local) {
+        add_local(run, coll_async_barrier_begin, -1, NULL, NULL, 0, 0);
+    }
+    if (0 == hier->slot) {
+        add_net(run, COLL_ASYNC_INTERNODE_BARRIER, &hier->group, 0, NULL, 0, 0);
+    }
+    if (hier->has_local) {
+        /* The leader's status releases the node. */
+        add(run, STAGE_STATUS)->root = coll_async_hier_local_index(hier,
+                                                                    leader_of(hier, hier->node, 0));
+    }
+}
+
+/* The nodes' blocks lie in rank order in rbuf when the nodes hold consecutive
+ * ranks; otherwise they are gathered in node order in scratch and permuted. */
+static int plan_allgather(struct run *run, struct coll_async_op *op)
+{
+    struct coll_async_hier *hier = run->hier;
+    size_t block = op->bytes, total = block * (size_t) hier->size;
+    char *by_node = op->rbuf;
+    char *mine;
+
+    if (!hier->rank_ordered) {
+        by_node = run->temp = malloc(total);
+        if (NULL == by_node) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    mine = by_node + (size_t) hier->node_first[hier->node] * block;
+    if (hier->has_local) {
+        add_local(run, coll_async_allgather_begin, -1, op->sbuf, mine, 0, block);
+    } else {
+        add_copy(run, op->sbuf, mine, block);
+    }
+    if (0 == hier->slot) {
+        run->block_offset = malloc(sizeof(size_t) * (size_t) hier->node_count);
+        run->block_bytes = malloc(sizeof(size_t) * (size_t) hier->node_count);
+        if (NULL == run->block_offset || NULL == run->block_bytes) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        for (int node = 0; node < hier->node_count; ++node) {
+            run->block_offset[node] = (size_t) hier->node_first[node] * block;
+            run->block_bytes[node] = (size_t) coll_async_hier_node_size(hier, node) * block;
+        }
+        add_net(run, COLL_ASYNC_INTERNODE_ALLGATHER, &hier->group, 0, by_node, 0, total);
+        if (!hier->rank_ordered) {
+            struct stage *permute = add(run, STAGE_PERMUTE);
+
+            permute->sbuf = by_node;
+            permute->rbuf = op->rbuf;
+            permute->bytes = block;
+        }
+    }
+    if (hier->has_local) {
+        add_from_leader(run, leader_of(hier, hier->node, 0), op->rbuf, total);
+    }
+    return OMPI_SUCCESS;
+}
+
+static int plan(struct run *run, struct coll_async_op *op)
+{
+    switch (run->kind) {
+    case COLL_ASYNC_HIER_ALLREDUCE:
+        plan_allreduce(run, op);
+        return OMPI_SUCCESS;
+    case COLL_ASYNC_HIER_REDUCE:
+        return plan_reduce(run, op);
+    case COLL_ASYNC_HIER_BCAST:
+        return plan_bcast(run, op);
+    case COLL_ASYNC_HIER_BARRIER:
+        plan_barrier(run);
+        return OMPI_SUCCESS;
+    case COLL_ASYNC_HIER_ALLGATHER:
+        return plan_allgather(run, op);
+    }
+    return OMPI_ERR_BAD_PARAM;
+}
+
+/* Running the stages */
+
+static enum coll_async_internode_alg forced_alg(const struct coll_async_hier *hier,
+                                                enum coll_async_internode_kind kind)
+{
+    switch (kind) {
+    case COLL_ASYNC_INTERNODE_ALLREDUCE:
+        return hier->internode[COLL_ASYNC_INTERNODE_FOR_ALLREDUCE];
+    case COLL_ASYNC_INTERNODE_BCAST:
+        return hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST];
+    case COLL_ASYNC_INTERNODE_ALLGATHER:
+        return hier->internode[COLL_ASYNC_INTERNODE_FOR_ALLGATHER];
+    default:
+        return COLL_ASYNC_INTERNODE_AUTO;
+    }
+}
+
+static int start_stage(struct run *run, struct coll_async_op *op, struct stage *stage)
+{
+    struct coll_async_hier *hier = run->hier;
+
+    switch (stage->kind) {
+    case STAGE_STATUS:
+        run->received = run->status;
+        run->local = (struct coll_async_op){.channel = &hier->local,
+                                            .rbuf = &run->received,
+                                            .bytes = sizeof(run->received),
+                                            .root = stage->root};
+        coll_async_bcast_begin(&run->local);
+        return OMPI_SUCCESS;
+    case STAGE_LOCAL:
+        run->local = (struct coll_async_op){.channel = &hier->local,
+                                            .sbuf = stage->sbuf,
+                                            .rbuf = stage->rbuf,
+                                            .count = stage->count,
+                                            .bytes = stage->bytes,
+                                            .reduction = op->reduction,
+                                            .root = stage->root};
+        stage->begin(&run->local);
+        return OMPI_SUCCESS;
+    case STAGE_NET:
+        run->net = (struct coll_async_internode){.group = stage->group,
+                                                 .tag = run->tag,
+                                                 .alg = forced_alg(hier, stage->net),
+                                                 .buf = stage->rbuf,
+                                                 .count = stage->count,
+                                                 .reduction = &op->reduction,
+                                                 .bytes = stage->bytes,
+                                                 .root = stage->root,
+                                                 .block_offset = run->block_offset,
+                                                 .block_bytes = run->block_bytes};
+        return coll_async_internode_start(&run->net, stage->net);
+    default:
+        return OMPI_SUCCESS;
+    }
+}
+
+/* Node-ordered blocks to rank order. */
+static void permute(const struct coll_async_hier *hier, const struct stage *stage)
+{
+    for (int i = 0; i < hier->size; ++i) {
+        memcpy((char *) stage->rbuf + (size_t) hier->node_ranks[i] * stage->bytes,
+               (const char *) stage->sbuf + (size_t) i * stage->bytes, stage->bytes);
+    }
+}
+
+static int continue_stage(struct run *run, struct stage *stage)
+{
+    int rc;
+
+    switch (stage->kind) {
+    case STAGE_LOCAL:
+        return run->local.step(&run->local);
+    case STAGE_STATUS:
+        rc = run->local.step(&run->local);
+        if (OMPI_SUCCESS == rc && 0 == run->status) {
+            run->status = run->received;
+        }
+        return rc;
+    case STAGE_NET:
+        rc = coll_async_internode_progress(&run->net);
+        if (COLL_ASYNC_INTERNODE_AGAIN != rc) {
+            if (0 != rc) {
+                mca_coll_async_show_help(true, "network failed", run->hier->name, run->hier->rank,
+                                         NULL != run->net.error ? run->net.error
+                                                                : "between nodes");
+                run->status = rc < 0 ? rc : -EIO;
+            }
+            coll_async_internode_fini(&run->net);
+        }
+        /* A failure is the run's status now: the next stages tell the node. */
+        return COLL_ASYNC_INTERNODE_AGAIN == rc ? COLL_ASYNC_AGAIN : OMPI_SUCCESS;
+    case STAGE_COPY:
+        memcpy(stage->rbuf, stage->sbuf, stage->bytes);
+        return OMPI_SUCCESS;
+    case STAGE_PERMUTE:
+        permute(run->hier, stage);
+        return OMPI_SUCCESS;
+    }
+    return OMPI_ERR_BAD_PARAM;
+}
+
+static int step(struct coll_async_op *op)
+{
+    struct run *run = op->plan;
+
+    while (run->at < run->stage_count) {
+        struct stage *stage = &run->stages[run->at];
+        int rc = OMPI_SUCCESS;
+
+        if (stage->needs_status && 0 != run->status) {
+            ++run->at;
+            continue;
+        }
+        if (!run->started) {
+            rc = start_stage(run, op, stage);
+            if (OMPI_SUCCESS != rc) {
+                run->status = rc;
+                ++run->at;
+                continue;
+            }
+            run->started = true;
+        }
+        rc = continue_stage(run, stage);
+        if (COLL_ASYNC_AGAIN == rc) {
+            return COLL_ASYNC_AGAIN;
+        }
+        run->started = false;
+        ++run->at;
+        if (OMPI_SUCCESS != rc) {
+            run->status = rc;
+        }
+    }
+    release_temporaries(run);
+    return 0 == run->status ? OMPI_SUCCESS : OMPI_ERROR;
+}
+
+void coll_async_hier_begin(struct coll_async_op *op)
+{
+    struct run *run = op->plan;
+    int rc;
+
+    release_temporaries(run);
+    run->stage_count = run->at = 0;
+    run->started = false;
+    run->status = 0;
+    run->tag = coll_async_hier_next_tag(run->hier);
+    rc = plan(run, op);
+    if (OMPI_SUCCESS != rc) {
+        /* The stages planned so far still run, so the node's ranks stay in step;
+         * the rest are skipped as after a failure between nodes. */
+        run->status = rc;
+    }
+    op->step = step;
+}

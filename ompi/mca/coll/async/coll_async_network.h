@@ -1,0 +1,35 @@
+/*
+ * coll/async: this process's endpoint between nodes (the TCP transport), opened
+ * at component open when the job may span nodes and published in the modex.
+ */
+
+#ifndef MCA_COLL_ASYNC_NETWORK_H
+#define MCA_COLL_ASYNC_NETWORK_H
+
+#include <stdint.h>
+
+#include "transport/coll_async_tcp.h"
+
+struct ompi_proc_t;
+
+/* Opens the transport if the job may span nodes; OMPI_ERR_BAD_PARAM for a bad
+ * interface list, else OMPI_SUCCESS (without a transport when none could open:
+ * communicators across nodes are then delegated, and a message says why). */
+int mca_coll_async_network_open(void);
+void mca_coll_async_network_close(void);
+
+/* The transport, or NULL when this job has none. */
+struct coll_async_tcp *mca_coll_async_network(void);
+
+/* "eth0 10.0.0.1/24, eth1 10.0.1.1/24": where it listens. */
+const char *mca_coll_async_network_interfaces(void);
+
+/* Where proc runs, as it published: its node's name (equal for the processes of
+ * one node, real or virtual) and its NUMA domain. */
+int mca_coll_async_network_place(struct ompi_proc_t *proc, char *node, size_t len, int *numa);
+
+/* Makes count processes reachable, writing their transport ids to ids; fails for
+ * processes of other jobs. */
+int mca_coll_async_network_add(struct ompi_proc_t *const *procs, int count, uint32_t *ids);
+
+#endif /* MCA_COLL_ASYNC_NETWORK_H */
