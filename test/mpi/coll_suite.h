@@ -73,14 +73,13 @@ static inline int coll_has_request(enum coll_id c) { return FORM_BLOCKING != col
                                                : MPI_##Name(__VA_ARGS__))
 
 /* coll_suite_expected.c */
-struct comm_ctx;
-enum path expected_path(const struct comm_ctx *cx);
+struct check;
+enum path expected_path(const struct check *c);
 /* Whether Open MPI hands this call to coll at all (it skips some zero counts and
  * single-process barriers and broadcasts). */
-struct check;
 int ompi_calls_coll(const struct check *c);
 /* expected_path() unless --delegate forced this collective's family to delegate. */
-enum path path_for(enum coll_id collective, const struct comm_ctx *cx);
+enum path path_for(const struct check *c);
 
 /* ---- operations and datatypes --------------------------------------------- */
 

@@ -25,9 +25,9 @@ long suite_checks, suite_failures;
 #define MAX_PRINTED_FAILURES 50
 static int printed_failures;
 
-enum path path_for(enum coll_id collective, const comm_ctx *cx)
+enum path path_for(const check *c)
 {
-    return opt.delegate[collective] ? PATH_DELEGATED : expected_path(cx);
+    return opt.delegate[c->coll] ? PATH_DELEGATED : expected_path(c);
 }
 
 void record_check(int ok)
@@ -195,7 +195,7 @@ static void report_mpi_error(const check *c, const char *what, int rc)
 static void add_expected(const check *c, unsigned long long expect[NUM_PATHS])
 {
     if (opt.expect_component) {
-        expect[path_for(c->coll, c->cx)] += (unsigned long long) ompi_calls_coll(c);
+        expect[path_for(c)] += (unsigned long long) ompi_calls_coll(c);
     }
 }
 
@@ -219,9 +219,9 @@ static int counts(const check *c, enum counting counting)
 {
     switch (counting) {
     case COUNT_CREATION:
-        return PATH_DELEGATED == path_for(c->coll, c->cx);
+        return PATH_DELEGATED == path_for(c);
     case COUNT_START:
-        return PATH_NATIVE == path_for(c->coll, c->cx);
+        return PATH_NATIVE == path_for(c);
     default:
         return 1;
     }

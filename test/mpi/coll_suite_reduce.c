@@ -248,7 +248,7 @@ static int exscan_single_process_ok(enum coll_id coll, const comm_ctx *cx)
     static int noted;
 
     if (COLL_exscan != coll || cx->size > 1 ||
-        (opt.expect_component && PATH_NATIVE == path_for(coll, cx))) {
+        (opt.expect_component && !opt.delegate[coll])) {
         return 1;
     }
     if (!noted) {
