@@ -83,8 +83,9 @@ static void group_by_node(struct coll_async_hier *hier,
 
 /*
  * The leaders: per node the ranks its NICs chose (coll_async_topology.h), each
- * once, in NIC order, the node's lowest rank when it has no NIC; as many slots as
- * the node with the fewest has, at most coll_async_leaders.
+ * once, in NIC order, the node's lowest rank when it has no NIC, then, up to
+ * coll_async_leaders when that asks for more, other ranks of the node; as many
+ * slots as the node with the fewest has, at most coll_async_leaders.
  */
 static int choose_leaders(struct coll_async_hier *hier,
                           const struct coll_async_topology_place *places)
@@ -132,6 +133,18 @@ static int choose_leaders(struct coll_async_hier *hier,
             }
             if (0 == count) {
                 chosen[count++] = n->leader;
+            }
+            /* More leaders than NICs when asked: over TCP one stream is bound by
+             * one core, so more ranks can move more between nodes. */
+            for (int i = 0; i < n->rank_count && count < most && count < hier->slots; ++i) {
+                bool seen = false;
+
+                for (int j = 0; j < count; ++j) {
+                    seen |= chosen[j] == n->ranks[i];
+                }
+                if (!seen) {
+                    chosen[count++] = n->ranks[i];
+                }
             }
             hier->slots = count < hier->slots ? count : hier->slots;
             memcpy(&hier->leaders[node * COLL_ASYNC_HIER_MAX_SLOTS], chosen,
@@ -215,24 +228,44 @@ static struct coll_async_hier *hier_alloc(int size, int nodes)
     return hier;
 }
 
+/* Two lines: where the ranks are, and what runs between the nodes and why. */
 static void report(const struct coll_async_hier *hier, struct ompi_communicator_t *comm)
 {
-    char leaders[256] = "";
+    int level = 0 == hier->rank ? 1 : 2;
+    char leaders[128] = "", allreduce[96], bcast[96], allgather[96];
     size_t used = 0;
 
+    if (opal_output_get_verbosity(mca_coll_async_component.output) < level) {
+        return;
+    }
     for (int slot = 0; slot < hier->slots && used < sizeof(leaders); ++slot) {
         used += (size_t) snprintf(leaders + used, sizeof(leaders) - used, "%s%d",
-                                  0 == slot ? "" : ",", hier->leaders[hier->node * hier->slots
-                                                                      + slot]);
+                                  0 == slot ? "" : ",",
+                                  hier->leaders[hier->node * hier->slots + slot]);
     }
-    opal_output_verbose(0 == hier->rank ? 1 : 2, mca_coll_async_component.output,
+    opal_output_verbose(level, mca_coll_async_component.output,
                         "coll:async: %s (cid %u, size %d, rank %d): %d nodes, %d ranks on "
-                        "this one (shared memory), %d leader%s per node (here ranks %s), TCP "
-                        "between nodes over %s",
+                        "this one (shared memory), %d leader%s per node (here ranks %s: one "
+                        "per NIC, at most coll_async_leaders), TCP between nodes over %s",
                         comm->c_name, comm->c_contextid, hier->size, hier->rank,
                         hier->node_count, coll_async_hier_node_size(hier, hier->node),
                         hier->slots, 1 == hier->slots ? "" : "s", leaders,
                         mca_coll_async_network_interfaces());
+    coll_async_internode_describe(COLL_ASYNC_INTERNODE_ALLREDUCE,
+                                  hier->internode[COLL_ASYNC_INTERNODE_FOR_ALLREDUCE],
+                                  hier->node_count, allreduce, sizeof(allreduce));
+    coll_async_internode_describe(COLL_ASYNC_INTERNODE_BCAST,
+                                  hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST],
+                                  hier->node_count, bcast, sizeof(bcast));
+    coll_async_internode_describe(COLL_ASYNC_INTERNODE_ALLGATHER,
+                                  hier->internode[COLL_ASYNC_INTERNODE_FOR_ALLGATHER],
+                                  hier->node_count, allgather, sizeof(allgather));
+    opal_output_verbose(level, mca_coll_async_component.output,
+                        "coll:async: %s (cid %u): between %d nodes: allreduce %s (split over "
+                        "the leaders from %zu B); bcast %s; allgather %s; reduce binomial; "
+                        "barrier dissemination",
+                        comm->c_name, comm->c_contextid, hier->node_count, allreduce,
+                        hier->multi_leader_bytes, bcast, allgather);
 }
 
 /* The hierarchy's data, before the shared memory of this node. */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -475,6 +476,24 @@ static enum coll_async_internode_alg choose(const struct coll_async_internode *x
         return COLL_ASYNC_INTERNODE_DISSEMINATION;
     }
     return alg;
+}
+
+/* "recursive_doubling up to 16384 B, then ring": what choose() does for a group of n. */
+int coll_async_internode_describe(enum coll_async_internode_kind kind,
+                                  enum coll_async_internode_alg alg, int n, char *buf, size_t len)
+{
+    struct coll_async_leaders group = {.size = n};
+    struct coll_async_internode x = {.group = &group, .alg = alg, .count = SIZE_MAX};
+    size_t limit = COLL_ASYNC_INTERNODE_ALLREDUCE == kind ? SMALL_ALLREDUCE_BYTES
+                 : COLL_ASYNC_INTERNODE_BCAST == kind     ? SMALL_BCAST_BYTES
+                                                          : SMALL_ALLGATHER_BYTES;
+    enum coll_async_internode_alg small = choose(&x, kind, 1), large = choose(&x, kind, SIZE_MAX);
+
+    if (small == large) {
+        return snprintf(buf, len, "%s", coll_async_internode_alg_names[small]);
+    }
+    return snprintf(buf, len, "%s up to %zu B, then %s", coll_async_internode_alg_names[small],
+                    limit, coll_async_internode_alg_names[large]);
 }
 
 int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_internode_kind kind)

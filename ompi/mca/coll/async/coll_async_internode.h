@@ -81,6 +81,11 @@ struct coll_async_internode {
     struct coll_async_internode_transfers *transfers;
 };
 
+/* What start chooses for kind with alg in a group of n, in words (snprintf's
+ * contract): "recursive_doubling up to 16384 B, then ring". */
+int coll_async_internode_describe(enum coll_async_internode_kind kind,
+                                  enum coll_async_internode_alg alg, int n, char *buf, size_t len);
+
 /* Resolves AUTO, plans the rounds; 0 or -errno. */
 int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_internode_kind kind);
 

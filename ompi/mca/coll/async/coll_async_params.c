@@ -183,9 +183,11 @@ static int register_network(void)
     }
     c->leaders = 0;
     rc = register_var("leaders",
-                      "Most leaders per node for large reductions: each moves its share of "
-                      "the vector between nodes, from a rank near its NIC. 0 (the default): "
-                      "one per NIC of the node, as many as the node has ranks; 1: one leader.",
+                      "Leaders per node for large allreduces: each moves its share of the "
+                      "vector between nodes, the first ones from ranks near their NIC. 0 (the "
+                      "default): one per NIC of the node; N: N leaders (more than the NICs: "
+                      "other ranks of the node join, since over TCP one stream is bound by one "
+                      "core), at most the node's ranks and 8.",
                       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->leaders);
     if (rc < 0) {
         return rc;
