@@ -119,6 +119,29 @@ static int32_t input(int rank, size_t i)
     return (int32_t) (rank * 1000003 + (int) (i * 7 % 1009) - 500);
 }
 
+/* A vector of rank's inputs, count elements. */
+static int32_t *inputs(int rank, size_t count)
+{
+    int32_t *buf = malloc(sizeof(int32_t) * (count + 1));
+
+    CHECK(NULL != buf);
+    for (size_t i = 0; i < count; ++i) {
+        buf[i] = input(rank, i);
+    }
+    return buf;
+}
+
+/* The sum over n ranks of element i. */
+static int32_t reference(int n, size_t i)
+{
+    int32_t sum = 0;
+
+    for (int r = 0; r < n; ++r) {
+        sum += input(r, i);
+    }
+    return sum;
+}
+
 struct group {
     struct coll_async_tcp *tcp;
     struct coll_async_leaders leaders;
@@ -139,51 +162,31 @@ static const size_t counts[] = {0, 1, 7, 4, 1000, BIG_COUNT};
 
 static void check_allreduce(struct group *g, enum coll_async_internode_alg alg, size_t count)
 {
-    int n = g->leaders.size;
-    int32_t *buf = malloc(sizeof(int32_t) * (count + 1));
+    int32_t *buf = inputs(g->leaders.rank, count);
     struct coll_async_internode x;
 
-    CHECK(NULL != buf);
-    for (size_t i = 0; i < count; ++i) {
-        buf[i] = input(g->leaders.rank, i);
-    }
     new_collective(g, &x, alg);
     x.buf = buf;
     x.count = count;
     CHECK(0 == run(g->tcp, &x, COLL_ASYNC_INTERNODE_ALLREDUCE));
     for (size_t i = 0; i < count; ++i) {
-        int32_t want = 0;
-
-        for (int r = 0; r < n; ++r) {
-            want += input(r, i);
-        }
-        CHECK(want == buf[i]);
+        CHECK(reference(g->leaders.size, i) == buf[i]);
     }
     free(buf);
 }
 
 static void check_reduce(struct group *g, int root, size_t count)
 {
-    int n = g->leaders.size;
-    int32_t *buf = malloc(sizeof(int32_t) * (count + 1));
+    int32_t *buf = inputs(g->leaders.rank, count);
     struct coll_async_internode x;
 
-    CHECK(NULL != buf);
-    for (size_t i = 0; i < count; ++i) {
-        buf[i] = input(g->leaders.rank, i);
-    }
     new_collective(g, &x, COLL_ASYNC_INTERNODE_BINOMIAL);
     x.buf = buf;
     x.count = count;
     x.root = root;
     CHECK(0 == run(g->tcp, &x, COLL_ASYNC_INTERNODE_REDUCE));
     for (size_t i = 0; i < count && g->leaders.rank == root; ++i) {
-        int32_t want = 0;
-
-        for (int r = 0; r < n; ++r) {
-            want += input(r, i);
-        }
-        CHECK(want == buf[i]);
+        CHECK(reference(g->leaders.size, i) == buf[i]);
     }
     free(buf);
 }
@@ -349,12 +352,7 @@ static void two_in_flight(int rank, void *context)
     } while (COLL_ASYNC_INTERNODE_AGAIN == rx || COLL_ASYNC_INTERNODE_AGAIN == ry);
     CHECK(0 == rx && 0 == ry);
     for (size_t i = 0; i < BIG_COUNT; ++i) {
-        int32_t want = 0;
-
-        for (int r = 0; r < nranks; ++r) {
-            want += input(r, i);
-        }
-        CHECK(want == a[i] && -want == b[i]);
+        CHECK(reference(nranks, i) == a[i] && -reference(nranks, i) == b[i]);
     }
     coll_async_internode_fini(&x);
     coll_async_internode_fini(&y);
