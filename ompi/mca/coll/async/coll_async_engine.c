@@ -92,15 +92,23 @@ static void wait_round(struct coll_async_backoff *backoff, unsigned *rounds,
     coll_async_backoff_wait(backoff);
 }
 
+/* One round of an application thread waiting for posted ops: it runs them when
+ * no other thread is, and waits a round when that finished none. */
+static void help_or_wait(struct coll_async_backoff *backoff, unsigned *rounds,
+                         void (*progress)(void))
+{
+    if (COLL_ASYNC_HELP_FINISHED != coll_async_engine_help()) {
+        wait_round(backoff, rounds, progress);
+    }
+}
+
 void coll_async_stream_drain(struct coll_async_stream *stream, void (*progress)(void))
 {
     struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
     unsigned rounds = 0;
 
     while (0 != __atomic_load_n(&stream->posted, __ATOMIC_ACQUIRE)) {
-        if (COLL_ASYNC_HELP_FINISHED != coll_async_engine_help()) {
-            wait_round(&backoff, &rounds, progress);
-        }
+        help_or_wait(&backoff, &rounds, progress);
     }
 }
 
@@ -146,9 +154,7 @@ int coll_async_engine_run_driven(struct coll_async_op *op, void (*progress)(void
         return rc;
     }
     while (COLL_ASYNC_AGAIN == (rc = __atomic_load_n(&op->status, __ATOMIC_ACQUIRE))) {
-        if (COLL_ASYNC_HELP_FINISHED != coll_async_engine_help()) {
-            wait_round(&backoff, &rounds, progress);
-        }
+        help_or_wait(&backoff, &rounds, progress);
     }
     return rc;
 }

@@ -87,6 +87,38 @@ static void group_by_node(struct coll_async_hier *hier,
  * coll_async_leaders when that asks for more, other ranks of the node; as many
  * slots as the node with the fewest has, at most coll_async_leaders.
  */
+/* Appends rank to chosen unless it is there already; the new count. */
+static int add_once(int *chosen, int count, int rank)
+{
+    for (int j = 0; j < count; ++j) {
+        if (chosen[j] == rank) {
+            return count;
+        }
+    }
+    chosen[count] = rank;
+    return count + 1;
+}
+
+/* One node's leaders, at most limit of them; their count. */
+static int node_leaders(const struct coll_async_topology_node *n, int most, int limit,
+                        int *chosen)
+{
+    int count = 0;
+
+    for (int i = 0; i < n->nic_count && count < limit; ++i) {
+        count = add_once(chosen, count, n->nic_leaders[i]);
+    }
+    if (0 == count) {
+        chosen[count++] = n->leader;
+    }
+    /* More leaders than NICs when asked: over TCP one stream is bound by one core,
+     * so more ranks can move more between nodes. */
+    for (int i = 0; i < n->rank_count && count < most && count < limit; ++i) {
+        count = add_once(chosen, count, n->ranks[i]);
+    }
+    return count;
+}
+
 static int choose_leaders(struct coll_async_hier *hier,
                           const struct coll_async_topology_place *places)
 {
@@ -111,44 +143,15 @@ static int choose_leaders(struct coll_async_hier *hier,
                                                  &tree);
     }
     if (0 == rc) {
-        int chosen[COLL_ASYNC_HIER_MAX_SLOTS];
-
         hier->slots = COLL_ASYNC_HIER_MAX_SLOTS;
         if (0 < most && most < hier->slots) {
             hier->slots = most;
         }
         for (int node = 0; node < hier->node_count; ++node) {
-            const struct coll_async_topology_node *n = &tree->nodes[node];
-            int count = 0;
+            int count = node_leaders(&tree->nodes[node], most, hier->slots,
+                                     &hier->leaders[node * COLL_ASYNC_HIER_MAX_SLOTS]);
 
-            for (int i = 0; i < n->nic_count && count < hier->slots; ++i) {
-                bool seen = false;
-
-                for (int j = 0; j < count; ++j) {
-                    seen |= chosen[j] == n->nic_leaders[i];
-                }
-                if (!seen) {
-                    chosen[count++] = n->nic_leaders[i];
-                }
-            }
-            if (0 == count) {
-                chosen[count++] = n->leader;
-            }
-            /* More leaders than NICs when asked: over TCP one stream is bound by
-             * one core, so more ranks can move more between nodes. */
-            for (int i = 0; i < n->rank_count && count < most && count < hier->slots; ++i) {
-                bool seen = false;
-
-                for (int j = 0; j < count; ++j) {
-                    seen |= chosen[j] == n->ranks[i];
-                }
-                if (!seen) {
-                    chosen[count++] = n->ranks[i];
-                }
-            }
             hier->slots = count < hier->slots ? count : hier->slots;
-            memcpy(&hier->leaders[node * COLL_ASYNC_HIER_MAX_SLOTS], chosen,
-                   sizeof(int) * (size_t) count);
         }
         /* Compact to slots per node. */
         for (int node = 0; node < hier->node_count; ++node) {
