@@ -1,0 +1,141 @@
+/*
+ * coll/async: the verbs RC transport (rdma-core).
+ *
+ * The same service as the TCP transport (coll_async_tcp.h), so the mapper can
+ * put either behind a peer: eager messages handed to a callback, and bulk
+ * transfers matched by (peer, tag). What differs is underneath:
+ *
+ *  - ports: every active port of every device the filter keeps, each with its
+ *    own protection domain and completion queue (one completion channel for all,
+ *    so one fd wakes a sleeping thread);
+ *  - connections: reliable-connected QPs, opened on first use with librdmacm
+ *    (the address blob, published in the modex, carries each port's IP address
+ *    and rdma_cm port); a process sends only on the QPs it connected, so two
+ *    peers that both send hold two QPs and never race to connect;
+ *  - eager messages: SENDs into receive buffers the receiver posted in advance,
+ *    with credits (the sender never sends more than the receiver posted; credits
+ *    come back with the receiver's own messages, or alone when it has none);
+ *  - bulk transfers: the receiver registers its buffer (through the registration
+ *    cache) and tells the sender where it is (address, rkey, per port); the sender
+ *    RDMA-WRITEs with immediate straight into it, chunk by chunk, striped over the
+ *    ports both sides have; the immediate data completes the transfer at the
+ *    receiver, which never copies.
+ *
+ * A completion with an error, a disconnect, or a connection not made within
+ * connect_timeout_ms fails every operation on that peer with -errno and a message
+ * naming the peer, the device and the verbs status; later posts fail at once.
+ *
+ * Not thread-safe: one thread at a time calls in (the engine's driver).
+ * Pure C with no Open MPI dependency.
+ */
+
+#ifndef MCA_COLL_ASYNC_VERBS_H
+#define MCA_COLL_ASYNC_VERBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define COLL_ASYNC_VERBS_MAX_PORTS 8
+#define COLL_ASYNC_VERBS_ADDRESS_MAX (4 + 24 * COLL_ASYNC_VERBS_MAX_PORTS) /* blob bytes */
+#define COLL_ASYNC_VERBS_PENDING 1 /* op status while in flight */
+
+struct coll_async_verbs;
+
+typedef void (*coll_async_verbs_eager_fn)(void *context, uint32_t peer, uint64_t tag,
+                                          const void *data, size_t length);
+
+/* One usable port, as discovery reports it. */
+struct coll_async_verbs_port_info {
+    char device[64];  /* "mlx5_0", "rxe0" */
+    int port;         /* 1-based */
+    char netdev[16];  /* the Ethernet device under a RoCE port, "" for InfiniBand */
+    int numa;         /* the device's NUMA node, -1 when unknown */
+};
+
+struct coll_async_verbs_config {
+    /* Device and port filter, like coll_async_tcp_if's: comma-separated
+     * "device" or "device:port"; include and exclude are mutually exclusive;
+     * NULL or "" when not given. */
+    const char *include, *exclude;
+    uint32_t self, nprocs;    /* this process's id; ids are below nprocs */
+    size_t eager_limit;       /* largest eager message; 0: 8 KiB */
+    size_t chunk_size;        /* bulk striping unit; 0: 512 KiB */
+    int max_ports;            /* ports one transfer stripes over; 0: all */
+    int connect_timeout_ms;   /* 0: 10 s */
+    size_t cache_bytes;       /* registration cache capacity; 0: 256 MiB */
+    coll_async_verbs_eager_fn on_eager; /* as coll_async_tcp_config's */
+    void *context;
+};
+
+/* An operation: the same contract as struct coll_async_tcp_op. */
+struct coll_async_verbs_op {
+    void (*complete)(struct coll_async_verbs_op *op);
+    void *context;
+    int status;
+    const char *error;
+    size_t bytes; /* bulk receive: the length the sender sent */
+
+    /* Private to the transport. */
+    struct coll_async_verbs_op *next;
+    struct coll_async_verbs_peer *peer;
+    uint64_t tag;
+    char *buffer;
+    size_t length;
+    size_t offset;
+    size_t acked;
+    void *registration;
+    int in_flight;
+    uint32_t id;
+};
+
+/* Lists the ports the filter keeps (active ones only), at most max; the count, 0
+ * when there is no RDMA device, or -EINVAL with a one-line reason in why. */
+int coll_async_verbs_discover(const char *include, const char *exclude,
+                              struct coll_async_verbs_port_info *ports, int max, char *why,
+                              size_t why_len);
+
+/* Opens the ports and starts listening. 0, -ENODEV when no port is usable, or
+ * -errno; why says what failed. */
+int coll_async_verbs_create(struct coll_async_verbs **verbs,
+                            const struct coll_async_verbs_config *config, char *why,
+                            size_t why_len);
+
+/* Closes everything; operations still in flight complete with -ECANCELED. */
+void coll_async_verbs_destroy(struct coll_async_verbs *verbs);
+
+/* This process's address blob; its length or -ENOSPC. */
+int coll_async_verbs_address(const struct coll_async_verbs *verbs, void *blob, size_t size);
+
+/* Tells the transport where peer is. Opens no connection. 0, -ENETUNREACH when
+ * no port of ours shares an IP subnet with one of the peer's (the mapper then
+ * uses TCP for it), -EINVAL (bad id or blob), -EEXIST or -ENOMEM. */
+int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t peer, const void *blob,
+                              size_t length);
+
+/* As the TCP transport's. */
+int coll_async_verbs_send_eager(struct coll_async_verbs *verbs, uint32_t peer, uint64_t tag,
+                                const void *data, size_t length, struct coll_async_verbs_op *op);
+int coll_async_verbs_send_bulk(struct coll_async_verbs *verbs, uint32_t peer, uint64_t tag,
+                               const void *data, size_t length, struct coll_async_verbs_op *op);
+int coll_async_verbs_recv_bulk(struct coll_async_verbs *verbs, uint32_t peer, uint64_t tag,
+                               void *buffer, size_t length, struct coll_async_verbs_op *op);
+
+int coll_async_verbs_progress(struct coll_async_verbs *verbs);
+int coll_async_verbs_fd(const struct coll_async_verbs *verbs);
+
+/* Drops cached registrations overlapping [address, address + length): the
+ * memory is being released (the component calls this from Open MPI's memory
+ * release hook). Safe from any thread. */
+void coll_async_verbs_invalidate(struct coll_async_verbs *verbs, const void *address,
+                                 size_t length);
+
+/* The ports in use, for verbose output; how many (at most max). */
+int coll_async_verbs_ports(const struct coll_async_verbs *verbs,
+                           struct coll_async_verbs_port_info *ports, int max);
+
+/* Bytes written to peer per port since start, for tests (how striping spread). */
+int coll_async_verbs_port_bytes(const struct coll_async_verbs *verbs, uint32_t peer,
+                                uint64_t *bytes, int max);
+
+#endif /* MCA_COLL_ASYNC_VERBS_H */
