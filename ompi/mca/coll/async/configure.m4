@@ -14,13 +14,8 @@ AC_DEFUN([MCA_ompi_coll_async_CONFIG], [
     coll_async_LDFLAGS=
     coll_async_LIBS=
 
-    # rdma-core verbs: optional, for the RDMA transports.
-    coll_async_have_verbs=no
-    AC_CHECK_HEADER([infiniband/verbs.h],
-        [AC_CHECK_LIB([ibverbs], [ibv_open_device], [coll_async_have_verbs=yes])])
-    AS_IF([test "$coll_async_have_verbs" = yes],
-          [coll_async_CPPFLAGS="$coll_async_CPPFLAGS -DCOLL_ASYNC_HAVE_VERBS=1"
-           coll_async_LIBS="$coll_async_LIBS -libverbs"])
+    # rdma-core: the verbs transport needs libibverbs and librdmacm.
+    COLL_ASYNC_CHECK_VERBS
 
     # The progress thread and CMA are Linux facilities.
     AC_CHECK_HEADER([pthread.h], [coll_async_happy=yes], [coll_async_happy=no])
@@ -31,4 +26,73 @@ AC_DEFUN([MCA_ompi_coll_async_CONFIG], [
     AC_SUBST([coll_async_CPPFLAGS])
     AC_SUBST([coll_async_LDFLAGS])
     AC_SUBST([coll_async_LIBS])
+])dnl
+
+# MCA_ompi_coll_async_POST_CONFIG(should-build)
+# ---------------------------------------------
+# Automake conditionals, which must be set on every configure run: Open MPI calls
+# this even when it does not build the component, the out-of-tree configure after
+# MCA_ompi_coll_async_CONFIG.
+AC_DEFUN([MCA_ompi_coll_async_POST_CONFIG], [
+    AM_CONDITIONAL([COLL_ASYNC_HAVE_VERBS],
+                   [test "$1" = 1 && test "$coll_async_have_verbs" = yes])
+])dnl
+
+# COLL_ASYNC_CHECK_VERBS
+# ----------------------
+# Sets coll_async_have_verbs (yes or no), coll_async_verbs_summary ("yes" or
+# "no (why)"), coll_async_verbs_LIBS, and, when found, -DCOLL_ASYNC_HAVE_VERBS=1
+# in coll_async_CPPFLAGS. --without-verbs turns the transport off; --with-verbs
+# makes a missing rdma-core an error; --with-verbs=DIR looks in DIR first. In an
+# Open MPI tree the option is Open MPI's own --with-verbs, with the same meaning.
+AC_DEFUN([COLL_ASYNC_CHECK_VERBS], [
+    m4_ifdef([OPAL_CHECK_VERBS_DIR],
+        [AC_REQUIRE([OPAL_CHECK_VERBS_DIR])],
+        [AC_ARG_WITH([verbs],
+            [AS_HELP_STRING([--with-verbs(=DIR)],
+                [build the verbs RDMA transport (needs libibverbs and librdmacm from
+                 rdma-core; default: when found), looking in DIR/include and DIR/lib
+                 first; --without-verbs: never])])])
+
+    coll_async_have_verbs=no
+    coll_async_verbs_summary=
+    coll_async_verbs_LIBS=
+    coll_async_verbs_save_CPPFLAGS=$CPPFLAGS
+    coll_async_verbs_save_LDFLAGS=$LDFLAGS
+    coll_async_verbs_CPPFLAGS=
+    coll_async_verbs_LDFLAGS=
+    AS_CASE(["$with_verbs"],
+        [no], [coll_async_verbs_summary="no (--without-verbs)"],
+        [yes|""], [],
+        [coll_async_verbs_CPPFLAGS="-I$with_verbs/include"
+         coll_async_verbs_LDFLAGS="-L$with_verbs/lib -L$with_verbs/lib64"])
+
+    AS_IF([test -z "$coll_async_verbs_summary"], [
+        CPPFLAGS="$CPPFLAGS $coll_async_verbs_CPPFLAGS"
+        LDFLAGS="$LDFLAGS $coll_async_verbs_LDFLAGS"
+        AC_CHECK_HEADER([infiniband/verbs.h], [:],
+            [coll_async_verbs_summary="no (infiniband/verbs.h not found: libibverbs-dev)"])
+        AS_IF([test -z "$coll_async_verbs_summary"],
+            [AC_CHECK_LIB([ibverbs], [ibv_open_device], [:],
+                [coll_async_verbs_summary="no (libibverbs not found)"])])
+        AS_IF([test -z "$coll_async_verbs_summary"],
+            [AC_CHECK_HEADER([rdma/rdma_cma.h], [:],
+                [coll_async_verbs_summary="no (rdma/rdma_cma.h not found: librdmacm-dev)"])])
+        AS_IF([test -z "$coll_async_verbs_summary"],
+            [AC_CHECK_LIB([rdmacm], [rdma_create_id], [:],
+                [coll_async_verbs_summary="no (librdmacm not found)"], [-libverbs])])
+        CPPFLAGS=$coll_async_verbs_save_CPPFLAGS
+        LDFLAGS=$coll_async_verbs_save_LDFLAGS
+        AS_IF([test -z "$coll_async_verbs_summary"],
+              [coll_async_have_verbs=yes
+               coll_async_verbs_summary=yes
+               coll_async_verbs_LIBS="$coll_async_verbs_LDFLAGS -lrdmacm -libverbs"
+               coll_async_CPPFLAGS="$coll_async_CPPFLAGS $coll_async_verbs_CPPFLAGS -DCOLL_ASYNC_HAVE_VERBS=1"
+               coll_async_LIBS="$coll_async_LIBS $coll_async_verbs_LIBS"])
+    ])
+    AS_IF([test "$with_verbs" = yes && test "$coll_async_have_verbs" != yes],
+          [AC_MSG_ERROR([--with-verbs: $coll_async_verbs_summary])])
+    AC_MSG_CHECKING([whether coll/async builds its verbs transport])
+    AC_MSG_RESULT([$coll_async_verbs_summary])
+    AC_SUBST([coll_async_verbs_LIBS])
 ])dnl

@@ -6,8 +6,10 @@
  * transfers matched by (peer, tag). What differs is underneath:
  *
  *  - ports: every active port of every device the filter keeps, each with its
- *    own protection domain and completion queue (one completion channel for all,
- *    so one fd wakes a sleeping thread);
+ *    own protection domain and completion queue (a completion channel per device,
+ *    as verbs ties channels to a device; they, the rdma_cm event channel and a
+ *    connect-deadline timer sit behind one epoll fd, so one fd wakes a sleeping
+ *    thread);
  *  - connections: reliable-connected QPs, opened on first use with librdmacm
  *    (the address blob, published in the modex, carries each port's IP address
  *    and rdma_cm port); a process sends only on the QPs it connected, so two
@@ -82,11 +84,16 @@ struct coll_async_verbs_op {
     uint64_t tag;
     char *buffer;
     size_t length;
-    size_t offset;
-    size_t acked;
-    void *registration;
-    int in_flight;
-    uint32_t id;
+    size_t offset;      /* bulk send: next byte to hand to a link */
+    size_t acked;       /* bulk receive: bytes arrived */
+    void *registration; /* the cache entry registering buffer */
+    void *ready;        /* bulk send: where the receiver wants the data */
+    int in_flight;      /* work requests posted for it and not completed */
+    int result;
+    uint32_t id;        /* bulk receive: its transfer id; bulk send: the receiver's */
+    uint8_t stage;      /* what it waits for */
+    bool queued;        /* on one of the peer's queues */
+    bool has_total;     /* bulk receive: bytes is known */
 };
 
 /* Lists the ports the filter keeps (active ones only), at most max; the count, 0

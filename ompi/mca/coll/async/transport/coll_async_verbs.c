@@ -1,0 +1,2499 @@
+/*
+ * coll/async: the verbs RC transport: ports, connections, messages, bulk
+ * transfers, progress. See coll_async_verbs.h.
+ *
+ * Links. Two peers pair their ports by subnet, the lower id's ports in order
+ * each taking the first free port of the higher id's on the same subnet, up to
+ * max_ports pairs: link l is the same pair of ports seen from both sides. On
+ * link l each side connects its own QP to the other (never both ends of one QP
+ * sending), so a link holds up to two QPs: "out" (this side connected it and
+ * sends on it) and "in" (the peer's, this side only receives on it).
+ *
+ * Credits. The side that accepts a QP posts RECEIVES buffers on it before
+ * accepting and tells the connector so; every SEND and every RDMA WRITE WITH IMM
+ * the connector posts uses one. The receiver returns them, once reposted, in the
+ * header of what it sends on its own QP of the same link, or alone in a CREDIT
+ * message once half are owed. Only credit messages may take a sender's last
+ * credit: a message always returns at least one, so two sides that have spent
+ * everything still have the last one each to unblock the other.
+ *
+ * Every SEND starts with a 24-byte header in network byte order:
+ *   type (1), 0 (1), credits (2)  receives returned for the reverse QP of this link
+ *   seen (4)                      link 0: SENDs of the peer's link 0 processed so far
+ *   tag (8)
+ *   length (8)                    EAGER, SMALL: payload bytes; READY: the receive's
+ *                                 capacity; START, REJECT: the transfer's length
+ * then, by type:
+ *   EAGER, SMALL     the payload
+ *   READY            id (4), keys (4), address (8), rkey (4) per link
+ *   START, REJECT    id (4), errno (4, REJECT only)
+ *   CREDIT           nothing
+ * EAGER, SMALL, READY, START and REJECT go on link 0, in order.
+ *
+ * Bulk transfers. One of at most eager_limit bytes is a SMALL message, copied
+ * into the posted receive or staged until it is posted. A longer one is written
+ * by the sender into the receiver's buffer: each posted receive sends READY
+ * (tag, its id, capacity, address and rkeys) at once, the sender takes it (or
+ * waits for it), sends START (id, length) and RDMA-WRITEs WITH IMM (the id)
+ * chunk by chunk over the links; the receiver completes when START has come and
+ * the immediates have counted that many bytes. A sender that cannot deliver
+ * (longer than the capacity, a buffer it cannot register) sends REJECT instead.
+ *
+ * A READY can cross a SMALL for its tag: the receive it announces is then
+ * completed by the SMALL, and the sender must not use it for the next transfer
+ * with that tag. The sender notes every SMALL that took no READY with its
+ * link-0 sequence number; a READY whose "seen" shows it was sent before the
+ * receiver processed such a SMALL of the same tag is stale and dropped.
+ */
+
+#define _GNU_SOURCE
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "coll_async_verbs.h"
+#include "coll_async_verbs_cache.h"
+#include "coll_async_verbs_port.h"
+
+#define HEADER 24
+#define READY_BODY (4 + 4 + 8 + 4 * COLL_ASYNC_VERBS_MAX_PORTS)
+#define RECEIVES 64        /* receive buffers per accepted QP: the connector's credits */
+#define SEND_SLOTS 64      /* send work requests per connected QP */
+#define CREDIT_THRESHOLD (RECEIVES / 2)
+#define CHUNKS_PER_LINK 4  /* RDMA writes in flight per QP: eager messages queue behind few */
+#define CQ_INITIAL 1024
+#define POLL_BATCH 32
+#define POLL_ROUNDS 4      /* batches one progress call takes from a CQ */
+#define CM_EVENTS_PER_PROGRESS 16
+#define LISTEN_BACKLOG 128
+#define RNR_RETRIES 6      /* finite: a credit bug shows as an error, not a hang */
+#define TRANSPORT_RETRIES 7
+
+#define DEFAULT_EAGER_LIMIT (8 * 1024)
+#define DEFAULT_CHUNK (512 * 1024)
+#define DEFAULT_CONNECT_TIMEOUT_MS 10000
+#define DEFAULT_CACHE_BYTES ((size_t) 256 << 20)
+
+#define CONNECT_MAGIC 0x63617631u /* "cav1": protocol version 1 */
+#define ADDRESS_MAGIC0 0xca
+#define ADDRESS_MAGIC1 0x56
+#define ADDRESS_VERSION 1
+#define ADDRESS_HEADER 8
+#define ADDRESS_PORT 8
+
+/* epoll tags */
+#define POLL_CM 0
+#define POLL_TIMER 1
+#define POLL_DEVICE 2 /* + the device's index */
+
+enum msg_type { MSG_EAGER = 1, MSG_SMALL, MSG_READY, MSG_START, MSG_REJECT, MSG_CREDIT };
+
+/* What an op waits for. */
+enum stage {
+    STAGE_EAGER = 1, /* outbox: to go as EAGER */
+    STAGE_SMALL,     /* outbox: to go as SMALL (or REJECT, if a READY says it does not fit) */
+    STAGE_AWAIT,     /* awaiting: a bulk send waiting for the receiver's READY */
+    STAGE_START,     /* outbox: START, then its chunks */
+    STAGE_WRITING,   /* writing: chunks left to hand to links */
+    STAGE_REJECT,    /* outbox: REJECT, then it fails */
+    STAGE_READY,     /* outbox: a bulk receive's READY */
+    STAGE_POSTED,    /* a bulk receive waiting for its data */
+    STAGE_SENT,      /* a send with nothing left to post */
+    STAGE_DONE       /* on the done queue */
+};
+
+enum reject_reason { REJECT_PROTOCOL = 1, REJECT_EAGER_LIMIT, REJECT_PEER, REJECT_RESOURCES };
+
+struct header {
+    uint8_t type;
+    uint16_t credits;
+    uint32_t seen;
+    uint64_t tag, length;
+};
+
+struct device {
+    struct ibv_context *context; /* librdmacm's */
+    struct ibv_comp_channel *channel;
+};
+
+struct port {
+    struct coll_async_verbs_port_info info;
+    struct device *device;
+    struct ibv_pd *pd;
+    struct ibv_cq *cq;
+    int cq_need; /* entries the QPs on it may fill */
+    bool armed;  /* the CQ will raise an event on its next completion */
+    struct rdma_cm_id *listener;
+    struct in_addr addr;
+    uint8_t prefix;
+    uint16_t cm_port;
+    uint32_t max_msg;
+};
+
+/* A peer's port as its address blob carries it. */
+struct endpoint {
+    struct in_addr addr;
+    uint16_t cm_port;
+    uint8_t prefix;
+};
+
+enum conn_state {
+    CONN_RESOLVING_ADDR,
+    CONN_RESOLVING_ROUTE,
+    CONN_CONNECTING,
+    CONN_ACCEPTING,
+    CONN_ESTABLISHED,
+    CONN_CLOSED /* resources released; the struct stays for late completions */
+};
+
+/* What a work request's wr_id points to. */
+struct work {
+    struct conn *conn;
+    struct coll_async_verbs_op *op; /* a send the op waits for; NULL for control */
+    char *buffer;                   /* this slot's part of the conn's buffers */
+    bool receive, write;
+};
+
+struct conn {
+    struct coll_async_verbs_peer *peer;
+    struct port *port;
+    int link;
+    bool outbound;
+    enum conn_state state;
+    struct rdma_cm_id *id;
+    struct sockaddr_in remote;
+    char *buffers;
+    struct ibv_mr *mr;
+    struct work *works;
+    int nworks;
+    int *free_slots, nfree; /* outbound: send slots not in flight */
+    int credits;            /* outbound: receives the peer posted that we may use */
+    int owed;               /* inbound: receives reposted and not yet returned */
+    int chunks;             /* outbound: RDMA writes in flight */
+    uint64_t deadline_ms;   /* nonzero until established */
+    struct conn *next;      /* every conn, for deadlines and destroy */
+};
+
+struct link {
+    int port; /* index in the transport's ports */
+    struct endpoint remote;
+    struct conn *out, *in;
+    uint64_t bytes; /* payload written to the peer through it */
+};
+
+/* A READY no send has taken yet. */
+struct ready {
+    struct ready *next;
+    uint64_t tag, capacity, address;
+    uint32_t id;
+    int nkeys;
+    uint32_t rkeys[COLL_ASYNC_VERBS_MAX_PORTS];
+};
+
+/* A SMALL sent without a READY, until the peer has seen it. */
+struct small_note {
+    struct small_note *next;
+    uint64_t tag;
+    uint32_t seq;
+};
+
+/* A SMALL that came before its receive was posted. */
+struct unexpected {
+    struct unexpected *next;
+    uint64_t tag;
+    size_t length;
+    char data[];
+};
+
+/* The registration of one buffer on every port. */
+struct registration {
+    struct ibv_mr *mrs[COLL_ASYNC_VERBS_MAX_PORTS];
+    bool writable;
+};
+
+struct op_queue {
+    struct coll_async_verbs_op *head, *tail;
+};
+
+struct coll_async_verbs_peer {
+    uint32_t id;
+    bool routable;
+    int nlinks;
+    struct link links[COLL_ASYNC_VERBS_MAX_PORTS];
+    struct op_queue outbox;   /* link 0 messages, in order */
+    struct op_queue awaiting; /* bulk sends without a READY */
+    struct op_queue writing;  /* bulk sends with chunks to hand out */
+    struct coll_async_verbs_op **receives; /* posted bulk receives, by id & 0xffff */
+    uint32_t nreceives, generation;
+    struct ready *readies;
+    struct small_note *notes;
+    struct unexpected *unexpected;
+    uint32_t sent0, received0; /* SENDs posted on our link 0 QP; processed from theirs */
+    int next_link;
+    int max_links; /* the peer's max_ports */
+    int error;
+    char message[320];
+    struct coll_async_verbs_peer *next;
+};
+
+struct coll_async_verbs {
+    struct coll_async_verbs_config config;
+    struct port ports[COLL_ASYNC_VERBS_MAX_PORTS];
+    int nports;
+    struct device devices[COLL_ASYNC_VERBS_MAX_PORTS];
+    int ndevices;
+    struct rdma_event_channel *cm;
+    int epfd, timerfd;
+    size_t slot_size; /* a message buffer: header and payload room */
+    struct coll_async_verbs_cache *cache;
+    struct coll_async_verbs_peer **peers; /* [nprocs] */
+    struct coll_async_verbs_peer *all_peers;
+    struct conn *conns;
+    struct op_queue done;
+    int pending; /* conns with a deadline */
+};
+
+static const char *const too_long =
+    "verbs: the bulk transfer is longer than the receive posted for its tag";
+static const char *const sender_failed =
+    "verbs: the sender could not deliver the bulk transfer (it could not register its buffer)";
+
+/* Small helpers */
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static void put32(uint8_t *p, uint32_t value)
+{
+    value = htobe32(value);
+    memcpy(p, &value, 4);
+}
+
+static void put64(uint8_t *p, uint64_t value)
+{
+    value = htobe64(value);
+    memcpy(p, &value, 8);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    uint32_t value;
+
+    memcpy(&value, p, 4);
+    return be32toh(value);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t value;
+
+    memcpy(&value, p, 8);
+    return be64toh(value);
+}
+
+static void encode_header(uint8_t *p, const struct header *header)
+{
+    p[0] = header->type;
+    p[1] = 0;
+    p[2] = (uint8_t) (header->credits >> 8);
+    p[3] = (uint8_t) header->credits;
+    put32(p + 4, header->seen);
+    put64(p + 8, header->tag);
+    put64(p + 16, header->length);
+}
+
+static void decode_header(const uint8_t *p, struct header *header)
+{
+    header->type = p[0];
+    header->credits = (uint16_t) (p[2] << 8 | p[3]);
+    header->seen = get32(p + 4);
+    header->tag = get64(p + 8);
+    header->length = get64(p + 16);
+}
+
+static void queue_push(struct op_queue *queue, struct coll_async_verbs_op *op)
+{
+    op->next = NULL;
+    if (NULL == queue->tail) {
+        queue->head = op;
+    } else {
+        queue->tail->next = op;
+    }
+    queue->tail = op;
+}
+
+static struct coll_async_verbs_op *queue_pop(struct op_queue *queue)
+{
+    struct coll_async_verbs_op *op = queue->head;
+
+    if (NULL != op) {
+        queue->head = op->next;
+        if (NULL == queue->head) {
+            queue->tail = NULL;
+        }
+    }
+    return op;
+}
+
+static void queue_remove(struct op_queue *queue, struct coll_async_verbs_op *op)
+{
+    struct coll_async_verbs_op *prev = NULL;
+
+    for (struct coll_async_verbs_op *at = queue->head; NULL != at; prev = at, at = at->next) {
+        if (at == op) {
+            if (NULL == prev) {
+                queue->head = op->next;
+            } else {
+                prev->next = op->next;
+            }
+            if (queue->tail == op) {
+                queue->tail = prev;
+            }
+            return;
+        }
+    }
+}
+
+/* Operations */
+
+static void op_start(struct coll_async_verbs_op *op, struct coll_async_verbs_peer *peer,
+                     uint64_t tag, const void *buffer, size_t length, enum stage stage)
+{
+    op->status = COLL_ASYNC_VERBS_PENDING;
+    op->error = NULL;
+    op->bytes = 0;
+    op->next = NULL;
+    op->peer = peer;
+    op->tag = tag;
+    op->buffer = (char *) buffer;
+    op->length = length;
+    op->offset = 0;
+    op->acked = 0;
+    op->registration = NULL;
+    op->ready = NULL;
+    op->in_flight = 0;
+    op->result = 0;
+    op->id = 0;
+    op->stage = (uint8_t) stage;
+    op->queued = false;
+    op->has_total = false;
+}
+
+static void op_set_error(struct coll_async_verbs_op *op, int result, const char *error)
+{
+    if (0 == op->result) {
+        op->result = result;
+        op->error = error;
+    }
+}
+
+/* Hands op to the done queue: it completes at the end of this progress call. */
+static void op_done(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op)
+{
+    if (NULL != op->registration) {
+        coll_async_verbs_cache_release(verbs->cache, op->registration);
+        op->registration = NULL;
+    }
+    free(op->ready);
+    op->ready = NULL;
+    op->stage = STAGE_DONE;
+    queue_push(&verbs->done, op);
+}
+
+/* Completes a send once nothing refers to it any more. */
+static void send_try_done(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op)
+{
+    if (!op->queued && 0 == op->in_flight && STAGE_SENT == op->stage) {
+        op_done(verbs, op);
+    }
+}
+
+static int run_completions(struct coll_async_verbs *verbs)
+{
+    struct coll_async_verbs_op *op;
+    int count = 0;
+
+    while (NULL != (op = queue_pop(&verbs->done))) {
+        op->status = op->result;
+        if (NULL != op->complete) {
+            op->complete(op);
+        }
+        ++count;
+    }
+    return count;
+}
+
+/* Receive ids: an index into the peer's table, and a generation above it. */
+
+static int receive_add(struct coll_async_verbs_peer *peer, struct coll_async_verbs_op *op)
+{
+    uint32_t index = 0;
+
+    while (index < peer->nreceives && NULL != peer->receives[index]) {
+        ++index;
+    }
+    if (index == peer->nreceives) {
+        uint32_t count = 0 == peer->nreceives ? 16 : 2 * peer->nreceives;
+        struct coll_async_verbs_op **bigger;
+
+        if (count > 0x10000) {
+            return -ENOMEM;
+        }
+        bigger = realloc(peer->receives, count * sizeof(*bigger));
+        if (NULL == bigger) {
+            return -ENOMEM;
+        }
+        memset(bigger + peer->nreceives, 0, (count - peer->nreceives) * sizeof(*bigger));
+        peer->receives = bigger;
+        peer->nreceives = count;
+    }
+    peer->receives[index] = op;
+    op->id = (++peer->generation << 16) | index;
+    return 0;
+}
+
+static struct coll_async_verbs_op *receive_by_id(struct coll_async_verbs_peer *peer, uint32_t id)
+{
+    uint32_t index = id & 0xffff;
+
+    if (index < peer->nreceives && NULL != peer->receives[index]
+        && peer->receives[index]->id == id) {
+        return peer->receives[index];
+    }
+    return NULL;
+}
+
+static struct coll_async_verbs_op *receive_by_tag(struct coll_async_verbs_peer *peer,
+                                                  uint64_t tag)
+{
+    for (uint32_t i = 0; i < peer->nreceives; ++i) {
+        if (NULL != peer->receives[i] && peer->receives[i]->tag == tag) {
+            return peer->receives[i];
+        }
+    }
+    return NULL;
+}
+
+/* Ends a bulk receive: off the table (and the outbox, READY unsent), completed. */
+static void receive_end(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op)
+{
+    struct coll_async_verbs_peer *peer = op->peer;
+
+    peer->receives[op->id & 0xffff] = NULL;
+    if (op->queued) {
+        queue_remove(&peer->outbox, op);
+        op->queued = false;
+    }
+    op_done(verbs, op);
+}
+
+static void receive_try_done(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op)
+{
+    if (op->has_total && op->acked == op->bytes) {
+        receive_end(verbs, op);
+    }
+}
+
+/* Peer failure */
+
+static const char *port_name(const struct port *port, char *name, size_t size)
+{
+    snprintf(name, size, "%s:%d", port->info.device, port->info.port);
+    return name;
+}
+
+static void describe(struct coll_async_verbs_peer *peer, const struct conn *conn, const char *what,
+                     int err)
+{
+    char local[INET_ADDRSTRLEN] = "?", remote[INET_ADDRSTRLEN] = "?", name[80];
+
+    if (NULL == conn) {
+        snprintf(peer->message, sizeof(peer->message), "verbs: peer %u: %s: %s", peer->id, what,
+                 strerror(-err));
+        return;
+    }
+    inet_ntop(AF_INET, &conn->port->addr, local, sizeof(local));
+    inet_ntop(AF_INET, &conn->remote.sin_addr, remote, sizeof(remote));
+    snprintf(peer->message, sizeof(peer->message),
+             "verbs: peer %u, link %d (%s %s %s -> %s:%u, %s): %s: %s", peer->id, conn->link,
+             port_name(conn->port, name, sizeof(name)), local, conn->outbound ? "connected" : "accepted",
+             remote, ntohs(conn->remote.sin_port), conn->outbound ? "sending" : "receiving", what,
+             strerror(-err));
+}
+
+static void conn_settle(struct coll_async_verbs *verbs, struct conn *conn)
+{
+    if (0 != conn->deadline_ms) {
+        conn->deadline_ms = 0;
+        --verbs->pending;
+    }
+}
+
+/* Releases the QP and what it used; ops waiting for its sends fail. The struct
+ * stays: completions already in the CQ still point to its works. */
+static void conn_close(struct coll_async_verbs *verbs, struct conn *conn)
+{
+    struct coll_async_verbs_peer *peer = conn->peer;
+
+    if (CONN_CLOSED == conn->state) {
+        return;
+    }
+    conn_settle(verbs, conn);
+    if (NULL != conn->id) {
+        if (NULL != conn->id->qp) {
+            (void) rdma_disconnect(conn->id);
+            rdma_destroy_qp(conn->id); /* no more DMA into or out of user buffers */
+            conn->port->cq_need -= conn->nworks + 1;
+        }
+        rdma_destroy_id(conn->id);
+        conn->id = NULL;
+    }
+    for (int i = 0; i < conn->nworks; ++i) {
+        struct coll_async_verbs_op *op = conn->works[i].op;
+
+        conn->works[i].op = NULL;
+        if (NULL != op) {
+            op_set_error(op, peer->error, peer->message);
+            --op->in_flight;
+            send_try_done(verbs, op);
+        }
+    }
+    if (NULL != conn->mr) {
+        ibv_dereg_mr(conn->mr);
+        conn->mr = NULL;
+    }
+    free(conn->buffers);
+    conn->buffers = NULL;
+    conn->state = CONN_CLOSED;
+}
+
+static void fail_queue(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer,
+                       struct op_queue *queue)
+{
+    struct coll_async_verbs_op *op;
+
+    while (NULL != (op = queue_pop(queue))) {
+        op->queued = false;
+        if (STAGE_READY == op->stage) {
+            continue; /* a receive: the table's pass ends it */
+        }
+        op_set_error(op, peer->error, peer->message);
+        op->stage = STAGE_SENT;
+        send_try_done(verbs, op);
+    }
+}
+
+static void peer_drop_state(struct coll_async_verbs_peer *peer)
+{
+    while (NULL != peer->readies) {
+        struct ready *ready = peer->readies;
+
+        peer->readies = ready->next;
+        free(ready);
+    }
+    while (NULL != peer->notes) {
+        struct small_note *note = peer->notes;
+
+        peer->notes = note->next;
+        free(note);
+    }
+    while (NULL != peer->unexpected) {
+        struct unexpected *u = peer->unexpected;
+
+        peer->unexpected = u->next;
+        free(u);
+    }
+}
+
+/*
+ * Fails every operation on peer and closes its QPs, for good: data in flight on
+ * them is lost. conn is the one that failed (NULL: none in particular); what and
+ * err (-errno) say how.
+ */
+static void peer_fail(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer,
+                      const struct conn *conn, const char *what, int err)
+{
+    if (0 != peer->error) {
+        return;
+    }
+    describe(peer, conn, what, err);
+    peer->error = err;
+    for (int l = 0; l < COLL_ASYNC_VERBS_MAX_PORTS; ++l) {
+        if (NULL != peer->links[l].out) {
+            conn_close(verbs, peer->links[l].out);
+        }
+        if (NULL != peer->links[l].in) {
+            conn_close(verbs, peer->links[l].in);
+        }
+    }
+    fail_queue(verbs, peer, &peer->outbox);
+    fail_queue(verbs, peer, &peer->awaiting);
+    fail_queue(verbs, peer, &peer->writing);
+    for (uint32_t i = 0; i < peer->nreceives; ++i) {
+        struct coll_async_verbs_op *op = peer->receives[i];
+
+        if (NULL != op) {
+            op_set_error(op, peer->error, peer->message);
+            receive_end(verbs, op);
+        }
+    }
+    peer_drop_state(peer);
+}
+
+/* Fails peer for a protocol violation seen on conn. */
+static void protocol_error(struct coll_async_verbs *verbs, struct conn *conn, const char *what)
+{
+    peer_fail(verbs, conn->peer, conn, what, -EPROTO);
+}
+
+/* Peers */
+
+static struct coll_async_verbs_peer *peer_get(struct coll_async_verbs *verbs, uint32_t id)
+{
+    struct coll_async_verbs_peer *peer;
+
+    if (id >= verbs->config.nprocs || id == verbs->config.self) {
+        return NULL;
+    }
+    if (NULL != verbs->peers[id]) {
+        return verbs->peers[id];
+    }
+    peer = calloc(1, sizeof(*peer));
+    if (NULL == peer) {
+        return NULL;
+    }
+    peer->id = id;
+    peer->next = verbs->all_peers;
+    verbs->all_peers = peer;
+    verbs->peers[id] = peer;
+    return peer;
+}
+
+/* Connection deadlines: a timer fd in the epoll set wakes a sleeping thread. */
+
+static void arm_timer(struct coll_async_verbs *verbs)
+{
+    struct itimerspec when = {{0, 0}, {0, 0}};
+    uint64_t first = 0;
+
+    for (struct conn *conn = verbs->conns; NULL != conn; conn = conn->next) {
+        if (0 != conn->deadline_ms && (0 == first || conn->deadline_ms < first)) {
+            first = conn->deadline_ms;
+        }
+    }
+    if (0 != first) {
+        when.it_value.tv_sec = (time_t) (first / 1000);
+        when.it_value.tv_nsec = (long) (first % 1000) * 1000000 + 1;
+    }
+    (void) timerfd_settime(verbs->timerfd, TFD_TIMER_ABSTIME, &when, NULL);
+}
+
+static void conn_arm(struct coll_async_verbs *verbs, struct conn *conn)
+{
+    if (0 == conn->deadline_ms) {
+        ++verbs->pending;
+    }
+    conn->deadline_ms = now_ms() + (uint64_t) verbs->config.connect_timeout_ms;
+    arm_timer(verbs);
+}
+
+static void check_deadlines(struct coll_async_verbs *verbs)
+{
+    uint64_t now = now_ms(), expirations;
+
+    (void) read(verbs->timerfd, &expirations, sizeof(expirations));
+    for (struct conn *conn = verbs->conns; NULL != conn; conn = conn->next) {
+        if (0 != conn->deadline_ms && now >= conn->deadline_ms) {
+            peer_fail(verbs, conn->peer, conn,
+                      conn->outbound ? "connection not established in time"
+                                     : "accepted connection not established in time",
+                      -ETIMEDOUT);
+        }
+    }
+    arm_timer(verbs);
+}
+
+/* Queue pairs and their buffers */
+
+static struct conn *conn_new(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer,
+                             struct port *port, int link, bool outbound)
+{
+    struct conn *conn = calloc(1, sizeof(*conn));
+
+    if (NULL == conn) {
+        return NULL;
+    }
+    conn->peer = peer;
+    conn->port = port;
+    conn->link = link;
+    conn->outbound = outbound;
+    conn->next = verbs->conns;
+    verbs->conns = conn;
+    return conn;
+}
+
+/* Allocates and registers count message slots. */
+static int conn_buffers(struct coll_async_verbs *verbs, struct conn *conn, int count)
+{
+    size_t bytes = verbs->slot_size * (size_t) count;
+
+    conn->works = calloc((size_t) count, sizeof(*conn->works));
+    conn->free_slots = calloc((size_t) count, sizeof(*conn->free_slots));
+    if (NULL == conn->works || NULL == conn->free_slots
+        || 0 != posix_memalign((void **) &conn->buffers, 4096, bytes)) {
+        return -ENOMEM;
+    }
+    conn->mr = ibv_reg_mr(conn->port->pd, conn->buffers, bytes, IBV_ACCESS_LOCAL_WRITE);
+    if (NULL == conn->mr) {
+        return -errno;
+    }
+    conn->nworks = count;
+    for (int i = 0; i < count; ++i) {
+        conn->works[i].conn = conn;
+        conn->works[i].buffer = conn->buffers + verbs->slot_size * (size_t) i;
+        conn->works[i].receive = !conn->outbound;
+        conn->free_slots[i] = count - 1 - i;
+    }
+    conn->nfree = conn->outbound ? count : 0;
+    return 0;
+}
+
+/* Creates the QP on conn's port, growing the port's CQ to hold its completions. */
+static int conn_qp(struct coll_async_verbs *verbs, struct conn *conn)
+{
+    struct port *port = conn->port;
+    int need = conn->nworks + 1;
+    struct ibv_qp_init_attr attr = {
+        .send_cq = port->cq,
+        .recv_cq = port->cq,
+        .cap = {
+            .max_send_wr = conn->outbound ? (uint32_t) conn->nworks : 1,
+            .max_recv_wr = conn->outbound ? 1 : (uint32_t) conn->nworks,
+            .max_send_sge = 1,
+            .max_recv_sge = 1,
+        },
+        .qp_type = IBV_QPT_RC,
+    };
+
+    (void) verbs;
+    if (port->cq_need + need > port->cq->cqe
+        && 0 != ibv_resize_cq(port->cq, 2 * (port->cq_need + need))) {
+        return -ENOSPC;
+    }
+    if (0 != rdma_create_qp(conn->id, port->pd, &attr)) {
+        return -errno;
+    }
+    port->cq_need += need;
+    return 0;
+}
+
+static int post_receive(struct coll_async_verbs *verbs, struct conn *conn, struct work *work)
+{
+    struct ibv_sge sge = {
+        .addr = (uintptr_t) work->buffer,
+        .length = (uint32_t) verbs->slot_size,
+        .lkey = conn->mr->lkey,
+    };
+    struct ibv_recv_wr wr = {.wr_id = (uintptr_t) work, .sg_list = &sge, .num_sge = 1}, *bad;
+
+    return -ibv_post_recv(conn->id->qp, &wr, &bad);
+}
+
+/* Posting sends on an outbound QP */
+
+static bool conn_room(const struct conn *conn, bool credit_message)
+{
+    return CONN_ESTABLISHED == conn->state && conn->nfree > 0
+           && conn->credits > (credit_message ? 0 : 1);
+}
+
+static struct work *slot_take(struct conn *conn)
+{
+    return &conn->works[conn->free_slots[--conn->nfree]];
+}
+
+static void slot_give_back(struct conn *conn, struct work *work)
+{
+    work->op = NULL;
+    work->write = false;
+    conn->free_slots[conn->nfree++] = (int) (work - conn->works);
+}
+
+/* Writes the header into work's buffer, returning owed credits and the link-0
+ * sequence with it; the body's start. */
+static uint8_t *message_start(struct conn *conn, struct work *work, enum msg_type type,
+                              uint64_t tag, uint64_t length)
+{
+    struct coll_async_verbs_peer *peer = conn->peer;
+    struct conn *in = peer->links[conn->link].in;
+    struct header header = {.type = (uint8_t) type, .tag = tag, .length = length};
+
+    if (NULL != in && CONN_CLOSED != in->state) {
+        header.credits = (uint16_t) in->owed;
+        in->owed = 0;
+    }
+    header.seen = 0 == conn->link ? peer->received0 : 0;
+    encode_header((uint8_t *) work->buffer, &header);
+    return (uint8_t *) work->buffer + HEADER;
+}
+
+/* Posts a SEND of work's first bytes; on failure the peer fails. */
+static int post_message(struct coll_async_verbs *verbs, struct conn *conn, struct work *work,
+                        size_t bytes, struct coll_async_verbs_op *op)
+{
+    struct ibv_sge sge = {.addr = (uintptr_t) work->buffer, .length = (uint32_t) bytes,
+                          .lkey = conn->mr->lkey};
+    struct ibv_send_wr wr = {
+        .wr_id = (uintptr_t) work, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+        .send_flags = IBV_SEND_SIGNALED,
+    }, *bad;
+    int rc = ibv_post_send(conn->id->qp, &wr, &bad);
+
+    if (0 != rc) {
+        slot_give_back(conn, work);
+        peer_fail(verbs, conn->peer, conn, "post send", -rc);
+        return -rc;
+    }
+    --conn->credits;
+    if (0 == conn->link) {
+        ++conn->peer->sent0;
+    }
+    work->op = op;
+    if (NULL != op) {
+        ++op->in_flight;
+    }
+    return 0;
+}
+
+static int send_control(struct coll_async_verbs *verbs, struct conn *conn, enum msg_type type,
+                        uint64_t tag, uint64_t length, uint32_t id, uint32_t err)
+{
+    struct work *work = slot_take(conn);
+    uint8_t *body = message_start(conn, work, type, tag, length);
+
+    put32(body, id);
+    put32(body + 4, err);
+    return post_message(verbs, conn, work, HEADER + 8, NULL);
+}
+
+static int send_payload(struct coll_async_verbs *verbs, struct conn *conn, enum msg_type type,
+                        struct coll_async_verbs_op *op)
+{
+    struct work *work = slot_take(conn);
+    uint8_t *body = message_start(conn, work, type, op->tag, op->length);
+
+    if (op->length > 0) {
+        memcpy(body, op->buffer, op->length);
+    }
+    conn->peer->links[conn->link].bytes += op->length;
+    return post_message(verbs, conn, work, HEADER + op->length, op);
+}
+
+static int send_ready(struct coll_async_verbs *verbs, struct conn *conn,
+                      struct coll_async_verbs_op *op)
+{
+    struct coll_async_verbs_peer *peer = conn->peer;
+    struct work *work = slot_take(conn);
+    uint8_t *body = message_start(conn, work, MSG_READY, op->tag, op->length);
+    struct registration *registration =
+        NULL != op->registration ? coll_async_verbs_cache_handle(op->registration) : NULL;
+    int nkeys = NULL != registration ? peer->nlinks : 0;
+
+    put32(body, op->id);
+    put32(body + 4, (uint32_t) nkeys);
+    put64(body + 8, (uintptr_t) op->buffer);
+    for (int l = 0; l < nkeys; ++l) {
+        put32(body + 16 + 4 * l, registration->mrs[peer->links[l].port]->rkey);
+    }
+    return post_message(verbs, conn, work, HEADER + 16 + 4 * (size_t) nkeys, NULL);
+}
+
+/* One chunk of a bulk send, written with the receive's id as the immediate. */
+static int post_chunk(struct coll_async_verbs *verbs, struct conn *conn,
+                      struct coll_async_verbs_op *op, size_t length)
+{
+    const struct ready *ready = op->ready;
+    struct registration *registration = coll_async_verbs_cache_handle(op->registration);
+    struct work *work = slot_take(conn);
+    struct ibv_sge sge = {
+        .addr = (uintptr_t) op->buffer + op->offset,
+        .length = (uint32_t) length,
+        .lkey = registration->mrs[conn->port - verbs->ports]->lkey,
+    };
+    struct ibv_send_wr wr = {
+        .wr_id = (uintptr_t) work, .sg_list = &sge, .num_sge = 1,
+        .opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+        .imm_data = htonl(ready->id),
+        .wr.rdma = {.remote_addr = ready->address + op->offset, .rkey = ready->rkeys[conn->link]},
+    }, *bad;
+    int rc = ibv_post_send(conn->id->qp, &wr, &bad);
+
+    if (0 != rc) {
+        slot_give_back(conn, work);
+        peer_fail(verbs, conn->peer, conn, "post RDMA write", -rc);
+        return -rc;
+    }
+    --conn->credits;
+    ++conn->chunks;
+    work->op = op;
+    work->write = true;
+    ++op->in_flight;
+    op->offset += length;
+    conn->peer->links[conn->link].bytes += length;
+    return 0;
+}
+
+/* Connecting */
+
+static void link_connect(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer, int l)
+{
+    struct link *link = &peer->links[l];
+    struct port *port = &verbs->ports[link->port];
+    struct sockaddr_in src = {.sin_family = AF_INET, .sin_addr = port->addr};
+    struct conn *conn = conn_new(verbs, peer, port, l, true);
+
+    if (NULL == conn) {
+        peer_fail(verbs, peer, NULL, "connect", -ENOMEM);
+        return;
+    }
+    link->out = conn;
+    conn->remote.sin_family = AF_INET;
+    conn->remote.sin_addr = link->remote.addr;
+    conn->remote.sin_port = htons(link->remote.cm_port);
+    conn->state = CONN_RESOLVING_ADDR;
+    if (0 != rdma_create_id(verbs->cm, &conn->id, conn, RDMA_PS_TCP)) {
+        conn->id = NULL;
+        peer_fail(verbs, peer, conn, "rdma_create_id", -errno);
+        return;
+    }
+    conn_arm(verbs, conn);
+    if (0 != rdma_resolve_addr(conn->id, (struct sockaddr *) &src,
+                               (struct sockaddr *) &conn->remote,
+                               verbs->config.connect_timeout_ms)) {
+        peer_fail(verbs, peer, conn, "rdma_resolve_addr", -errno);
+    }
+}
+
+/* True when link l can take sends now; opens its QP on first use. */
+static bool link_usable(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer, int l)
+{
+    struct link *link = &peer->links[l];
+
+    if (NULL == link->out) {
+        if (peer->routable && l < peer->nlinks) {
+            link_connect(verbs, peer, l);
+        }
+        return false;
+    }
+    return CONN_ESTABLISHED == link->out->state;
+}
+
+static void send_connect(struct coll_async_verbs *verbs, struct conn *conn)
+{
+    uint8_t data[16] = {0};
+    struct rdma_conn_param param = {
+        .private_data = data, .private_data_len = sizeof(data),
+        .retry_count = TRANSPORT_RETRIES, .rnr_retry_count = RNR_RETRIES,
+    };
+    int rc = conn_buffers(verbs, conn, SEND_SLOTS);
+
+    if (0 == rc) {
+        rc = conn_qp(verbs, conn);
+    }
+    if (0 != rc) {
+        peer_fail(verbs, conn->peer, conn, "set up the queue pair", rc);
+        return;
+    }
+    put32(data, CONNECT_MAGIC);
+    put32(data + 4, verbs->config.self);
+    data[8] = (uint8_t) conn->link;
+    put32(data + 12, (uint32_t) verbs->config.eager_limit);
+    conn->state = CONN_CONNECTING;
+    if (0 != rdma_connect(conn->id, &param)) {
+        peer_fail(verbs, conn->peer, conn, "rdma_connect", -errno);
+    }
+}
+
+/* The acceptor's answer: how many receives it posted, and its eager limit. */
+static void connected(struct coll_async_verbs *verbs, struct conn *conn, const uint8_t *data,
+                      size_t length)
+{
+    uint32_t receives, eager_limit;
+
+    if (length < 12 || CONNECT_MAGIC != get32(data)) {
+        protocol_error(verbs, conn, "the peer's accept carries no coll/async protocol data");
+        return;
+    }
+    receives = get32(data + 4);
+    eager_limit = get32(data + 8);
+    if (eager_limit != verbs->config.eager_limit) {
+        char what[128];
+
+        snprintf(what, sizeof(what), "the peer's eager_limit is %u bytes, this one's %zu",
+                 eager_limit, verbs->config.eager_limit);
+        peer_fail(verbs, conn->peer, conn, what, -EPROTO);
+        return;
+    }
+    conn->credits = (int) (receives < RECEIVES ? receives : RECEIVES);
+    conn->state = CONN_ESTABLISHED;
+    conn_settle(verbs, conn);
+}
+
+static const char *reject_reason(const uint8_t *data, size_t length)
+{
+    if (length < 8 || CONNECT_MAGIC != get32(data)) {
+        return "connection rejected (no coll/async listener there?)";
+    }
+    switch (get32(data + 4)) {
+    case REJECT_EAGER_LIMIT:
+        return "connection rejected: the peer's eager_limit differs";
+    case REJECT_PEER:
+        return "connection rejected: the peer has failed this process or has a connection on "
+               "this link already";
+    case REJECT_RESOURCES:
+        return "connection rejected: the peer could not set up a queue pair";
+    default:
+        return "connection rejected: protocol mismatch";
+    }
+}
+
+/* Accepting */
+
+static void reject(struct rdma_cm_id *id, enum reject_reason reason)
+{
+    uint8_t data[8];
+
+    put32(data, CONNECT_MAGIC);
+    put32(data + 4, reason);
+    (void) rdma_reject(id, data, sizeof(data));
+    rdma_destroy_id(id);
+}
+
+static int accept_conn(struct coll_async_verbs *verbs, struct conn *conn)
+{
+    uint8_t data[12];
+    struct rdma_conn_param param = {
+        .private_data = data, .private_data_len = sizeof(data),
+        .retry_count = TRANSPORT_RETRIES, .rnr_retry_count = RNR_RETRIES,
+    };
+    int rc = conn_buffers(verbs, conn, RECEIVES);
+
+    if (0 == rc) {
+        rc = conn_qp(verbs, conn);
+    }
+    for (int i = 0; 0 == rc && i < conn->nworks; ++i) {
+        rc = post_receive(verbs, conn, &conn->works[i]);
+    }
+    if (0 != rc) {
+        return rc;
+    }
+    put32(data, CONNECT_MAGIC);
+    put32(data + 4, RECEIVES);
+    put32(data + 8, (uint32_t) verbs->config.eager_limit);
+    return 0 == rdma_accept(conn->id, &param) ? 0 : -errno;
+}
+
+/* Accepts or rejects a connection; the peer it came from, or NULL when rejected. */
+static struct coll_async_verbs_peer *connect_request(struct coll_async_verbs *verbs,
+                                                     struct port *port, struct rdma_cm_id *id,
+                                                     const uint8_t *data, size_t length)
+{
+    struct coll_async_verbs_peer *peer = NULL;
+    struct sockaddr *remote = rdma_get_peer_addr(id);
+    struct conn *conn;
+    uint32_t l = 0;
+    int rc;
+
+    if (length >= 16 && CONNECT_MAGIC == get32(data)) {
+        peer = peer_get(verbs, get32(data + 4));
+        l = data[8];
+    }
+    if (NULL == peer || l >= COLL_ASYNC_VERBS_MAX_PORTS) {
+        reject(id, REJECT_PROTOCOL);
+        return NULL;
+    }
+    if (get32(data + 12) != verbs->config.eager_limit) {
+        reject(id, REJECT_EAGER_LIMIT);
+        return NULL;
+    }
+    if (0 != peer->error || NULL != peer->links[l].in) {
+        reject(id, REJECT_PEER);
+        return NULL;
+    }
+    conn = conn_new(verbs, peer, port, (int) l, false);
+    if (NULL == conn) {
+        reject(id, REJECT_RESOURCES);
+        return NULL;
+    }
+    conn->id = id;
+    id->context = conn;
+    if (NULL != remote && AF_INET == remote->sa_family) {
+        memcpy(&conn->remote, remote, sizeof(conn->remote));
+    }
+    conn->state = CONN_ACCEPTING;
+    peer->links[l].in = conn;
+    rc = accept_conn(verbs, conn);
+    if (0 != rc) {
+        (void) rdma_reject(id, NULL, 0);
+        peer_fail(verbs, peer, conn, "accept", rc);
+        return NULL;
+    }
+    conn_arm(verbs, conn);
+    return peer;
+}
+
+/* rdma_cm events */
+
+static int status_errno(int status)
+{
+    return status < 0 ? status : 0 == status ? -ECONNREFUSED : -EHOSTUNREACH;
+}
+
+static void conn_event(struct coll_async_verbs *verbs, struct conn *conn,
+                       enum rdma_cm_event_type type, int status, const uint8_t *data,
+                       size_t length)
+{
+    struct coll_async_verbs_peer *peer = conn->peer;
+    char what[128];
+
+    if (CONN_CLOSED == conn->state) {
+        return;
+    }
+    switch (type) {
+    case RDMA_CM_EVENT_ADDR_RESOLVED:
+        if (conn->id->verbs != conn->port->device->context) {
+            snprintf(what, sizeof(what), "rdma_cm resolved the address to device %s",
+                     NULL != conn->id->verbs ? ibv_get_device_name(conn->id->verbs->device) : "?");
+            peer_fail(verbs, peer, conn, what, -EHOSTUNREACH);
+        } else if (0 != rdma_resolve_route(conn->id, verbs->config.connect_timeout_ms)) {
+            peer_fail(verbs, peer, conn, "rdma_resolve_route", -errno);
+        } else {
+            conn->state = CONN_RESOLVING_ROUTE;
+        }
+        return;
+    case RDMA_CM_EVENT_ROUTE_RESOLVED:
+        send_connect(verbs, conn);
+        return;
+    case RDMA_CM_EVENT_ESTABLISHED:
+        if (conn->outbound) {
+            connected(verbs, conn, data, length);
+        } else {
+            conn->state = CONN_ESTABLISHED;
+            conn_settle(verbs, conn);
+        }
+        return;
+    case RDMA_CM_EVENT_ADDR_ERROR:
+        peer_fail(verbs, peer, conn, "address resolution", status_errno(status));
+        return;
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+        peer_fail(verbs, peer, conn, "route resolution", status_errno(status));
+        return;
+    case RDMA_CM_EVENT_UNREACHABLE:
+        peer_fail(verbs, peer, conn, "peer unreachable", -EHOSTUNREACH);
+        return;
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+        peer_fail(verbs, peer, conn, "connect", status_errno(status));
+        return;
+    case RDMA_CM_EVENT_REJECTED:
+        peer_fail(verbs, peer, conn, reject_reason(data, length), -ECONNREFUSED);
+        return;
+    case RDMA_CM_EVENT_DISCONNECTED:
+        peer_fail(verbs, peer, conn, "disconnected by the peer", -ECONNRESET);
+        return;
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+        peer_fail(verbs, peer, conn, "device removed", -ENODEV);
+        return;
+    default:
+        return; /* TIMEWAIT_EXIT, ADDR_CHANGE: nothing to do */
+    }
+}
+
+static void kick(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer);
+
+static bool is_listener(const struct coll_async_verbs *verbs, const struct rdma_cm_id *id)
+{
+    for (int p = 0; p < verbs->nports; ++p) {
+        if (verbs->ports[p].listener == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Takes one event; the event is acknowledged before it is acted on, since
+ * destroying an id waits for its events' acknowledgements. */
+static bool cm_event(struct coll_async_verbs *verbs)
+{
+    struct rdma_cm_event *event;
+    enum rdma_cm_event_type type;
+    struct rdma_cm_id *id, *listen_id;
+    uint8_t data[256];
+    size_t length = 0;
+    int status;
+
+    if (0 != rdma_get_cm_event(verbs->cm, &event)) {
+        return false;
+    }
+    type = event->event;
+    id = event->id;
+    listen_id = event->listen_id;
+    status = event->status;
+    if (NULL != event->param.conn.private_data) {
+        length = event->param.conn.private_data_len; /* uint8_t: fits data */
+        memcpy(data, event->param.conn.private_data, length);
+    }
+    rdma_ack_cm_event(event);
+
+    if (RDMA_CM_EVENT_CONNECT_REQUEST == type) {
+        struct coll_async_verbs_peer *peer =
+            connect_request(verbs, listen_id->context, id, data, length);
+
+        if (NULL != peer) {
+            kick(verbs, peer);
+        }
+    } else if (NULL != id->context && !is_listener(verbs, id)) {
+        struct conn *conn = id->context;
+
+        conn_event(verbs, conn, type, status, data, length);
+        kick(verbs, conn->peer);
+    }
+    return true;
+}
+
+/* Sending: the outbox on link 0, credits on every link, chunks over the links */
+
+static struct ready *take_ready(struct coll_async_verbs_peer *peer, uint64_t tag)
+{
+    for (struct ready **p = &peer->readies; NULL != *p; p = &(*p)->next) {
+        if ((*p)->tag == tag) {
+            struct ready *ready = *p;
+
+            *p = ready->next;
+            return ready;
+        }
+    }
+    return NULL;
+}
+
+/* A SMALL, or a REJECT when a READY already says it does not fit. */
+static void send_small(struct coll_async_verbs *verbs, struct conn *conn,
+                       struct coll_async_verbs_op *op)
+{
+    struct coll_async_verbs_peer *peer = conn->peer;
+    struct ready *ready = take_ready(peer, op->tag);
+    struct small_note *note;
+
+    op->stage = STAGE_SENT;
+    if (NULL != ready) {
+        uint64_t capacity = ready->capacity;
+        uint32_t id = ready->id;
+
+        free(ready);
+        if (op->length > capacity) {
+            op_set_error(op, -EMSGSIZE, too_long);
+            (void) send_control(verbs, conn, MSG_REJECT, op->tag, op->length, id, EMSGSIZE);
+            return;
+        }
+    } else {
+        note = malloc(sizeof(*note));
+        if (NULL == note) {
+            peer_fail(verbs, peer, conn, "send", -ENOMEM);
+            return;
+        }
+        note->tag = op->tag;
+        note->seq = peer->sent0;
+        note->next = peer->notes;
+        peer->notes = note;
+    }
+    (void) send_payload(verbs, conn, MSG_SMALL, op);
+}
+
+/* Posts what op waits for on link 0. A receive's READY needs nothing more; a
+ * send completes once its sends complete (at once for control messages), or
+ * with the peer's error when posting failed it. */
+static void send_next(struct coll_async_verbs *verbs, struct conn *conn,
+                      struct coll_async_verbs_op *op)
+{
+    struct coll_async_verbs_peer *peer = conn->peer;
+
+    switch (op->stage) {
+    case STAGE_READY:
+        op->stage = STAGE_POSTED;
+        (void) send_ready(verbs, conn, op);
+        return; /* on failure, the peer's failure ended it */
+    case STAGE_EAGER:
+        op->stage = STAGE_SENT;
+        (void) send_payload(verbs, conn, MSG_EAGER, op);
+        break;
+    case STAGE_SMALL:
+        send_small(verbs, conn, op);
+        break;
+    case STAGE_START:
+        op->stage = STAGE_SENT;
+        if (0 == send_control(verbs, conn, MSG_START, op->tag, op->length, op->id, 0)) {
+            op->stage = STAGE_WRITING;
+            op->queued = true;
+            queue_push(&peer->writing, op);
+        }
+        break;
+    case STAGE_REJECT:
+        op->stage = STAGE_SENT;
+        (void) send_control(verbs, conn, MSG_REJECT, op->tag, op->length, op->id,
+                            (uint32_t) -op->result);
+        break;
+    default:
+        return;
+    }
+    if (0 != peer->error) {
+        op_set_error(op, peer->error, peer->message);
+    }
+    send_try_done(verbs, op);
+}
+
+static void pump_outbox(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer)
+{
+    struct conn *conn;
+
+    if (NULL == peer->outbox.head || !link_usable(verbs, peer, 0)) {
+        return;
+    }
+    conn = peer->links[0].out;
+    while (0 == peer->error && NULL != peer->outbox.head && conn_room(conn, false)) {
+        struct coll_async_verbs_op *op = queue_pop(&peer->outbox);
+
+        op->queued = false;
+        send_next(verbs, conn, op);
+    }
+}
+
+/* Returns credits alone on links where half the receives are owed. */
+static void pump_credits(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer)
+{
+    for (int l = 0; l < COLL_ASYNC_VERBS_MAX_PORTS && 0 == peer->error; ++l) {
+        struct conn *in = peer->links[l].in;
+
+        if (NULL == in || in->owed < CREDIT_THRESHOLD) {
+            continue;
+        }
+        /* Before add_peer, credits wait for it (it kicks the peer). */
+        if (link_usable(verbs, peer, l) && conn_room(peer->links[l].out, true)) {
+            struct work *work = slot_take(peer->links[l].out);
+
+            (void) message_start(peer->links[l].out, work, MSG_CREDIT, 0, 0);
+            (void) post_message(verbs, peer->links[l].out, work, HEADER, NULL);
+        }
+    }
+}
+
+/* Hands chunks of the bulk sends to the links round-robin, each link taking one
+ * while it has credits, a free slot and fewer than CHUNKS_PER_LINK in flight. */
+static void pump_chunks(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer)
+{
+    struct coll_async_verbs_op *op;
+
+    while (0 == peer->error && NULL != (op = peer->writing.head)) {
+        const struct ready *ready = op->ready;
+        int nlinks = peer->nlinks < ready->nkeys ? peer->nlinks : ready->nkeys;
+        bool posted = false;
+
+        for (int i = 0; i < nlinks && !posted; ++i) {
+            int l = (peer->next_link + i) % nlinks;
+            struct conn *conn;
+            size_t left = op->length - op->offset, chunk;
+
+            if (!link_usable(verbs, peer, l)) {
+                continue;
+            }
+            conn = peer->links[l].out;
+            if (!conn_room(conn, false) || conn->chunks >= CHUNKS_PER_LINK) {
+                continue;
+            }
+            chunk = left < verbs->config.chunk_size ? left : verbs->config.chunk_size;
+            if (0 != post_chunk(verbs, conn, op, chunk)) {
+                return;
+            }
+            if (op->offset == op->length) {
+                (void) queue_pop(&peer->writing);
+                op->queued = false;
+                op->stage = STAGE_SENT;
+            }
+            peer->next_link = (l + 1) % nlinks;
+            posted = true;
+        }
+        if (!posted) {
+            return;
+        }
+    }
+}
+
+static void kick(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer)
+{
+    if (0 != peer->error) {
+        return;
+    }
+    pump_credits(verbs, peer);
+    pump_outbox(verbs, peer);
+    pump_chunks(verbs, peer);
+}
+
+/* Bulk sends: starting once the READY is there */
+
+static void start_bulk(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op,
+                       struct ready *ready)
+{
+    struct coll_async_verbs_peer *peer = op->peer;
+    int rc;
+
+    op->id = ready->id;
+    op->stage = STAGE_REJECT;
+    if (op->length > ready->capacity || 0 == ready->nkeys) {
+        op_set_error(op, -EMSGSIZE, too_long);
+        free(ready);
+    } else if (0 != (rc = coll_async_verbs_cache_acquire(verbs->cache, op->buffer, op->length,
+                                                         (struct coll_async_verbs_cache_entry **)
+                                                             &op->registration))) {
+        op_set_error(op, rc, "verbs: could not register the buffer of a bulk send");
+        free(ready);
+    } else {
+        op->ready = ready;
+        op->stage = STAGE_START;
+    }
+    op->queued = true;
+    queue_push(&peer->outbox, op);
+}
+
+/* Receiving */
+
+static void stage_unexpected(struct coll_async_verbs *verbs, struct conn *conn, uint64_t tag,
+                             const uint8_t *data, size_t length)
+{
+    struct unexpected *u = malloc(sizeof(*u) + length);
+
+    if (NULL == u) {
+        peer_fail(verbs, conn->peer, conn, "stage a bulk transfer", -ENOMEM);
+        return;
+    }
+    u->tag = tag;
+    u->length = length;
+    memcpy(u->data, data, length);
+    u->next = conn->peer->unexpected;
+    conn->peer->unexpected = u;
+}
+
+static void small_arrived(struct coll_async_verbs *verbs, struct conn *conn,
+                          const struct header *header, const uint8_t *data)
+{
+    struct coll_async_verbs_op *op = receive_by_tag(conn->peer, header->tag);
+
+    if (NULL == op) {
+        stage_unexpected(verbs, conn, header->tag, data, header->length);
+        return;
+    }
+    op->bytes = header->length;
+    if (header->length > op->length) {
+        op_set_error(op, -EMSGSIZE, too_long);
+    } else if (header->length > 0) {
+        memcpy(op->buffer, data, header->length);
+    }
+    receive_end(verbs, op);
+}
+
+/* A READY is stale when the peer sent it before processing a SMALL of ours with
+ * its tag that took no READY: that SMALL completes the receive it announces. */
+static bool ready_is_stale(struct coll_async_verbs_peer *peer, uint64_t tag, uint32_t seen)
+{
+    for (struct small_note **p = &peer->notes; NULL != *p; p = &(*p)->next) {
+        if ((*p)->tag == tag && (int32_t) ((*p)->seq - seen) >= 0) {
+            struct small_note *note = *p;
+
+            *p = note->next;
+            free(note);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Forgets the SMALLs the peer has processed: no READY sent after that is stale. */
+static void notes_seen(struct coll_async_verbs_peer *peer, uint32_t seen)
+{
+    struct small_note **p = &peer->notes;
+
+    while (NULL != *p) {
+        if ((int32_t) ((*p)->seq - seen) < 0) {
+            struct small_note *note = *p;
+
+            *p = note->next;
+            free(note);
+        } else {
+            p = &(*p)->next;
+        }
+    }
+}
+
+static void ready_arrived(struct coll_async_verbs *verbs, struct conn *conn,
+                          const struct header *header, const uint8_t *body, size_t body_length)
+{
+    struct coll_async_verbs_peer *peer = conn->peer;
+    struct ready *ready;
+    struct coll_async_verbs_op *op;
+    uint32_t nkeys;
+
+    if (body_length < 16 || (nkeys = get32(body + 4)) > COLL_ASYNC_VERBS_MAX_PORTS
+        || body_length < 16 + 4 * (size_t) nkeys) {
+        protocol_error(verbs, conn, "a malformed READY");
+        return;
+    }
+    if (ready_is_stale(peer, header->tag, header->seen)) {
+        return;
+    }
+    ready = calloc(1, sizeof(*ready));
+    if (NULL == ready) {
+        peer_fail(verbs, peer, conn, "receive READY", -ENOMEM);
+        return;
+    }
+    ready->tag = header->tag;
+    ready->capacity = header->length;
+    ready->id = get32(body);
+    ready->nkeys = (int) nkeys;
+    ready->address = get64(body + 8);
+    for (uint32_t l = 0; l < nkeys; ++l) {
+        ready->rkeys[l] = get32(body + 16 + 4 * l);
+    }
+    for (op = peer->awaiting.head; NULL != op && op->tag != header->tag; op = op->next) {
+    }
+    if (NULL == op) {
+        ready->next = peer->readies;
+        peer->readies = ready;
+        return;
+    }
+    queue_remove(&peer->awaiting, op);
+    start_bulk(verbs, op, ready);
+}
+
+static void start_arrived(struct coll_async_verbs *verbs, struct conn *conn,
+                          const struct header *header, const uint8_t *body, size_t body_length,
+                          bool rejected)
+{
+    struct coll_async_verbs_op *op =
+        body_length >= 8 ? receive_by_id(conn->peer, get32(body)) : NULL;
+
+    if (NULL == op || op->has_total
+        || (!rejected
+            && (header->length > op->length || op->length <= verbs->config.eager_limit))) {
+        protocol_error(verbs, conn, rejected ? "a REJECT for no posted receive"
+                                             : "a START for no posted receive, or too long");
+        return;
+    }
+    op->bytes = header->length;
+    if (rejected) {
+        uint32_t err = get32(body + 4);
+
+        op_set_error(op, 0 != err ? -(int) err : -EPROTO,
+                     EMSGSIZE == err ? too_long : sender_failed);
+        receive_end(verbs, op);
+        return;
+    }
+    op->has_total = true;
+    if (op->acked > op->bytes) {
+        protocol_error(verbs, conn, "more bytes written than the START announced");
+        return;
+    }
+    receive_try_done(verbs, op);
+}
+
+static void write_arrived(struct coll_async_verbs *verbs, struct conn *conn, uint32_t id,
+                          uint32_t bytes)
+{
+    struct coll_async_verbs_op *op = receive_by_id(conn->peer, id);
+
+    if (NULL == op) {
+        protocol_error(verbs, conn, "an RDMA write for no posted receive");
+        return;
+    }
+    op->acked += bytes;
+    if (op->has_total && op->acked > op->bytes) {
+        protocol_error(verbs, conn, "more bytes written than the START announced");
+        return;
+    }
+    receive_try_done(verbs, op);
+}
+
+static void message_arrived(struct coll_async_verbs *verbs, struct conn *conn,
+                            const uint8_t *data, size_t length)
+{
+    struct coll_async_verbs_peer *peer = conn->peer;
+    struct conn *out = peer->links[conn->link].out;
+    struct header header;
+    size_t body_length;
+
+    if (length < HEADER) {
+        protocol_error(verbs, conn, "a message shorter than its header");
+        return;
+    }
+    body_length = length - HEADER;
+    decode_header(data, &header);
+    if (NULL != out) {
+        out->credits += header.credits;
+    }
+    if (0 == conn->link) {
+        ++peer->received0;
+        notes_seen(peer, header.seen);
+    }
+    if ((MSG_EAGER == header.type || MSG_SMALL == header.type) && header.length > body_length) {
+        protocol_error(verbs, conn, "a message shorter than its header says");
+        return;
+    }
+    switch (header.type) {
+    case MSG_EAGER:
+        if (NULL != verbs->config.on_eager) {
+            verbs->config.on_eager(verbs->config.context, peer->id, header.tag, data + HEADER,
+                                   header.length);
+        }
+        return;
+    case MSG_SMALL:
+        small_arrived(verbs, conn, &header, data + HEADER);
+        return;
+    case MSG_READY:
+        ready_arrived(verbs, conn, &header, data + HEADER, body_length);
+        return;
+    case MSG_START:
+    case MSG_REJECT:
+        start_arrived(verbs, conn, &header, data + HEADER, body_length, MSG_REJECT == header.type);
+        return;
+    case MSG_CREDIT:
+        return;
+    default:
+        protocol_error(verbs, conn, "a message of unknown type");
+        return;
+    }
+}
+
+/* Completions */
+
+static int wc_errno(enum ibv_wc_status status)
+{
+    switch (status) {
+    case IBV_WC_RETRY_EXC_ERR:
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+        return -ETIMEDOUT;
+    case IBV_WC_REM_ACCESS_ERR:
+    case IBV_WC_LOC_PROT_ERR:
+        return -EACCES;
+    case IBV_WC_WR_FLUSH_ERR:
+        return -ECONNRESET;
+    default:
+        return -EIO;
+    }
+}
+
+static void receive_completed(struct coll_async_verbs *verbs, struct conn *conn,
+                              struct work *work, const struct ibv_wc *wc)
+{
+    int rc;
+
+    if (IBV_WC_RECV_RDMA_WITH_IMM == wc->opcode) {
+        write_arrived(verbs, conn, ntohl(wc->imm_data), wc->byte_len);
+    } else {
+        message_arrived(verbs, conn, (const uint8_t *) work->buffer, wc->byte_len);
+    }
+    if (CONN_CLOSED == conn->state) {
+        return; /* the peer failed meanwhile */
+    }
+    rc = post_receive(verbs, conn, work);
+    if (0 != rc) {
+        peer_fail(verbs, conn->peer, conn, "repost a receive", rc);
+        return;
+    }
+    ++conn->owed;
+    kick(verbs, conn->peer);
+}
+
+static void send_completed(struct coll_async_verbs *verbs, struct conn *conn, struct work *work)
+{
+    struct coll_async_verbs_op *op = work->op;
+
+    if (work->write) {
+        --conn->chunks;
+    }
+    slot_give_back(conn, work);
+    if (NULL != op) {
+        --op->in_flight;
+        send_try_done(verbs, op);
+    }
+    kick(verbs, conn->peer);
+}
+
+static void completion(struct coll_async_verbs *verbs, const struct ibv_wc *wc)
+{
+    struct work *work = (struct work *) (uintptr_t) wc->wr_id;
+    struct conn *conn = work->conn;
+
+    if (CONN_CLOSED == conn->state) {
+        return; /* flushed, or late: the peer has failed */
+    }
+    if (IBV_WC_SUCCESS != wc->status) {
+        char what[160];
+
+        snprintf(what, sizeof(what), "%s completion: %s (vendor error 0x%x)",
+                 work->receive ? "receive" : work->write ? "RDMA write" : "send",
+                 ibv_wc_status_str(wc->status), wc->vendor_err);
+        peer_fail(verbs, conn->peer, conn, what, wc_errno(wc->status));
+        return;
+    }
+    if (work->receive) {
+        receive_completed(verbs, conn, work, wc);
+    } else {
+        send_completed(verbs, conn, work);
+    }
+}
+
+static int poll_port(struct coll_async_verbs *verbs, struct port *port)
+{
+    struct ibv_wc wc[POLL_BATCH];
+    int total = 0;
+
+    for (int round = 0; round < POLL_ROUNDS; ++round) {
+        int n = ibv_poll_cq(port->cq, POLL_BATCH, wc);
+
+        for (int i = 0; i < n; ++i) {
+            completion(verbs, &wc[i]);
+        }
+        total += n > 0 ? n : 0;
+        if (n < POLL_BATCH) {
+            break;
+        }
+    }
+    /* Nothing left: ask for an event before sleeping, then look once more for
+     * what completed in between. */
+    if (0 == total && !port->armed) {
+        if (0 == ibv_req_notify_cq(port->cq, 0)) {
+            port->armed = true;
+        }
+        return poll_port(verbs, port);
+    }
+    return total;
+}
+
+static void channel_events(struct coll_async_verbs *verbs, struct device *device)
+{
+    struct ibv_cq *cq;
+    void *context;
+
+    (void) verbs;
+    while (0 == ibv_get_cq_event(device->channel, &cq, &context)) {
+        ibv_ack_cq_events(cq, 1);
+        ((struct port *) context)->armed = false;
+    }
+}
+
+int coll_async_verbs_progress(struct coll_async_verbs *verbs)
+{
+    struct epoll_event events[COLL_ASYNC_VERBS_MAX_PORTS + 2];
+    int n = epoll_wait(verbs->epfd, events, COLL_ASYNC_VERBS_MAX_PORTS + 2, 0);
+    int work = n > 0 ? n : 0;
+
+    for (int i = 0; i < n; ++i) {
+        uint32_t tag = events[i].data.u32;
+
+        if (POLL_CM == tag) {
+            for (int k = 0; k < CM_EVENTS_PER_PROGRESS && cm_event(verbs); ++k) {
+            }
+        } else if (POLL_TIMER == tag) {
+            check_deadlines(verbs);
+        } else {
+            channel_events(verbs, &verbs->devices[tag - POLL_DEVICE]);
+        }
+    }
+    for (int p = 0; p < verbs->nports; ++p) {
+        work += poll_port(verbs, &verbs->ports[p]);
+    }
+    coll_async_verbs_cache_collect(verbs->cache);
+    return work + run_completions(verbs);
+}
+
+int coll_async_verbs_fd(const struct coll_async_verbs *verbs)
+{
+    return verbs->epfd;
+}
+
+/* Posting */
+
+/* The peer an op may be posted to, or NULL with *rc set (and op->error when it failed). */
+static struct coll_async_verbs_peer *peer_for_op(struct coll_async_verbs *verbs, uint32_t id,
+                                                 struct coll_async_verbs_op *op, int *rc)
+{
+    struct coll_async_verbs_peer *peer = peer_get(verbs, id);
+
+    if (NULL == peer) {
+        *rc = id >= verbs->config.nprocs || id == verbs->config.self ? -EINVAL : -ENOMEM;
+        return NULL;
+    }
+    if (0 != peer->error) {
+        op->error = peer->message;
+        *rc = peer->error;
+        return NULL;
+    }
+    if (!peer->routable) {
+        *rc = -EHOSTUNREACH;
+        return NULL;
+    }
+    return peer;
+}
+
+static int post_outbox(struct coll_async_verbs *verbs, uint32_t id, uint64_t tag,
+                       const void *data, size_t length, struct coll_async_verbs_op *op,
+                       enum stage stage)
+{
+    struct coll_async_verbs_peer *peer;
+    int rc;
+
+    if (NULL == (peer = peer_for_op(verbs, id, op, &rc))) {
+        return rc;
+    }
+    op_start(op, peer, tag, data, length, stage);
+    op->queued = true;
+    queue_push(&peer->outbox, op);
+    kick(verbs, peer);
+    return 0;
+}
+
+int coll_async_verbs_send_eager(struct coll_async_verbs *verbs, uint32_t id, uint64_t tag,
+                                const void *data, size_t length, struct coll_async_verbs_op *op)
+{
+    if (length > verbs->config.eager_limit) {
+        return -EMSGSIZE;
+    }
+    return post_outbox(verbs, id, tag, data, length, op, STAGE_EAGER);
+}
+
+int coll_async_verbs_send_bulk(struct coll_async_verbs *verbs, uint32_t id, uint64_t tag,
+                               const void *data, size_t length, struct coll_async_verbs_op *op)
+{
+    struct coll_async_verbs_peer *peer;
+    struct ready *ready;
+    int rc;
+
+    if (length <= verbs->config.eager_limit) {
+        return post_outbox(verbs, id, tag, data, length, op, STAGE_SMALL);
+    }
+    if (NULL == (peer = peer_for_op(verbs, id, op, &rc))) {
+        return rc;
+    }
+    op_start(op, peer, tag, data, length, STAGE_AWAIT);
+    ready = take_ready(peer, tag);
+    if (NULL != ready) {
+        start_bulk(verbs, op, ready);
+    } else {
+        op->queued = true;
+        queue_push(&peer->awaiting, op);
+    }
+    kick(verbs, peer);
+    return 0;
+}
+
+static struct unexpected *take_unexpected(struct coll_async_verbs_peer *peer, uint64_t tag)
+{
+    for (struct unexpected **p = &peer->unexpected; NULL != *p; p = &(*p)->next) {
+        if ((*p)->tag == tag) {
+            struct unexpected *u = *p;
+
+            *p = u->next;
+            return u;
+        }
+    }
+    return NULL;
+}
+
+/* A receive posted after its SMALL came takes the staged copy. */
+static int recv_staged(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op,
+                       struct unexpected *u)
+{
+    if (u->length > op->length) {
+        free(u);
+        return -EMSGSIZE;
+    }
+    if (u->length > 0) {
+        memcpy(op->buffer, u->data, u->length);
+    }
+    op->bytes = u->length;
+    free(u);
+    op_done(verbs, op);
+    return 0;
+}
+
+int coll_async_verbs_recv_bulk(struct coll_async_verbs *verbs, uint32_t id, uint64_t tag,
+                               void *buffer, size_t length, struct coll_async_verbs_op *op)
+{
+    struct coll_async_verbs_peer *peer;
+    struct unexpected *u;
+    int rc;
+
+    if (NULL == (peer = peer_for_op(verbs, id, op, &rc))) {
+        return rc;
+    }
+    if (NULL != receive_by_tag(peer, tag)) {
+        return -EBUSY;
+    }
+    op_start(op, peer, tag, buffer, length, STAGE_READY);
+    if (NULL != (u = take_unexpected(peer, tag))) {
+        return recv_staged(verbs, op, u);
+    }
+    if (length > verbs->config.eager_limit) {
+        struct coll_async_verbs_cache_entry *entry;
+
+        rc = coll_async_verbs_cache_acquire(verbs->cache, buffer, length, &entry);
+        if (0 != rc) {
+            return rc;
+        }
+        if (!((struct registration *) coll_async_verbs_cache_handle(entry))->writable) {
+            coll_async_verbs_cache_release(verbs->cache, entry);
+            return -EFAULT;
+        }
+        op->registration = entry;
+    }
+    rc = receive_add(peer, op);
+    if (0 != rc) {
+        if (NULL != op->registration) {
+            coll_async_verbs_cache_release(verbs->cache, op->registration);
+        }
+        return rc;
+    }
+    op->queued = true;
+    queue_push(&peer->outbox, op);
+    kick(verbs, peer);
+    return 0;
+}
+
+/* Addresses */
+
+int coll_async_verbs_address(const struct coll_async_verbs *verbs, void *blob, size_t size)
+{
+    uint8_t *p = blob;
+    size_t length = ADDRESS_HEADER + ADDRESS_PORT * (size_t) verbs->nports;
+
+    if (size < length) {
+        return -ENOSPC;
+    }
+    memset(p, 0, length);
+    p[0] = ADDRESS_MAGIC0;
+    p[1] = ADDRESS_MAGIC1;
+    p[2] = ADDRESS_VERSION;
+    p[3] = (uint8_t) verbs->nports;
+    p[4] = (uint8_t) verbs->config.max_ports;
+    for (int i = 0; i < verbs->nports; ++i) {
+        uint8_t *entry = p + ADDRESS_HEADER + ADDRESS_PORT * i;
+
+        memcpy(entry, &verbs->ports[i].addr.s_addr, 4);
+        entry[4] = (uint8_t) (verbs->ports[i].cm_port >> 8);
+        entry[5] = (uint8_t) verbs->ports[i].cm_port;
+        entry[6] = verbs->ports[i].prefix;
+    }
+    return (int) length;
+}
+
+static int decode_address(const void *blob, size_t length, struct endpoint *endpoints,
+                          int *max_links)
+{
+    const uint8_t *p = blob;
+    int count;
+
+    if (length < ADDRESS_HEADER || ADDRESS_MAGIC0 != p[0] || ADDRESS_MAGIC1 != p[1]
+        || ADDRESS_VERSION != p[2]) {
+        return -EINVAL;
+    }
+    count = p[3];
+    *max_links = p[4];
+    if (0 == count || count > COLL_ASYNC_VERBS_MAX_PORTS
+        || length != ADDRESS_HEADER + ADDRESS_PORT * (size_t) count || 0 == *max_links) {
+        return -EINVAL;
+    }
+    for (int i = 0; i < count; ++i) {
+        const uint8_t *entry = p + ADDRESS_HEADER + ADDRESS_PORT * i;
+
+        memcpy(&endpoints[i].addr.s_addr, entry, 4);
+        endpoints[i].cm_port = (uint16_t) (entry[4] << 8 | entry[5]);
+        endpoints[i].prefix = entry[6];
+        if (0 == endpoints[i].cm_port || endpoints[i].prefix > 32) {
+            return -EINVAL;
+        }
+    }
+    return count;
+}
+
+static bool same_subnet(struct in_addr a, uint8_t a_prefix, struct in_addr b, uint8_t b_prefix)
+{
+    unsigned prefix = a_prefix < b_prefix ? a_prefix : b_prefix;
+    uint32_t mask = 0 == prefix ? 0 : 0xffffffffu << (32 - prefix);
+
+    return 0 == ((ntohl(a.s_addr) ^ ntohl(b.s_addr)) & mask);
+}
+
+/* Pairs ports the way both sides do alike: each of the lower id's ports, in order,
+ * takes the first unused port of the higher id's on its subnet. */
+int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t id, const void *blob,
+                              size_t length)
+{
+    struct endpoint theirs[COLL_ASYNC_VERBS_MAX_PORTS];
+    bool used[COLL_ASYNC_VERBS_MAX_PORTS] = {false};
+    struct coll_async_verbs_peer *peer;
+    int max_links, count = decode_address(blob, length, theirs, &max_links), n = 0;
+    bool lower = verbs->config.self < id;
+    int nlo, nhi, max;
+
+    if (count <= 0 || id >= verbs->config.nprocs || id == verbs->config.self) {
+        return -EINVAL;
+    }
+    peer = peer_get(verbs, id);
+    if (NULL == peer) {
+        return -ENOMEM;
+    }
+    if (peer->routable) {
+        return -EEXIST;
+    }
+    nlo = lower ? verbs->nports : count;
+    nhi = lower ? count : verbs->nports;
+    max = verbs->config.max_ports < max_links ? verbs->config.max_ports : max_links;
+    for (int i = 0; i < nlo && n < max; ++i) {
+        for (int j = 0; j < nhi; ++j) {
+            int mine = lower ? i : j, other = lower ? j : i;
+            const struct port *port = &verbs->ports[mine];
+
+            if (used[j] || !same_subnet(port->addr, port->prefix, theirs[other].addr,
+                                        theirs[other].prefix)) {
+                continue;
+            }
+            used[j] = true;
+            peer->links[n].port = mine;
+            peer->links[n].remote = theirs[other];
+            ++n;
+            break;
+        }
+    }
+    if (0 == n) {
+        return -ENETUNREACH;
+    }
+    peer->nlinks = n;
+    peer->max_links = max_links;
+    peer->routable = true;
+    kick(verbs, peer); /* credits may be owed on QPs it opened already */
+    return 0;
+}
+
+/* Registration, through the cache: every port's protection domain */
+
+static void deregister_memory(void *context, void *handle)
+{
+    struct coll_async_verbs *verbs = context;
+    struct registration *registration = handle;
+
+    for (int p = 0; p < verbs->nports; ++p) {
+        if (NULL != registration->mrs[p]) {
+            ibv_dereg_mr(registration->mrs[p]);
+        }
+    }
+    free(registration);
+}
+
+/* Registers for remote writes, or for reading only when the memory is read-only
+ * (a send buffer in a constant). */
+static int register_memory(void *context, void *address, size_t length, void **handle)
+{
+    struct coll_async_verbs *verbs = context;
+    struct registration *registration = calloc(1, sizeof(*registration));
+    int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+    if (NULL == registration) {
+        return -ENOMEM;
+    }
+    registration->writable = true;
+    for (int p = 0; p < verbs->nports; ++p) {
+        registration->mrs[p] = ibv_reg_mr(verbs->ports[p].pd, address, length, access);
+        if (NULL != registration->mrs[p]) {
+            continue;
+        }
+        if (0 == access || (EFAULT != errno && EACCES != errno)) {
+            int rc = -errno;
+
+            deregister_memory(verbs, registration);
+            return rc;
+        }
+        for (int q = 0; q < p; ++q) {
+            ibv_dereg_mr(registration->mrs[q]);
+            registration->mrs[q] = NULL;
+        }
+        access = 0;
+        registration->writable = false;
+        p = -1;
+    }
+    *handle = registration;
+    return 0;
+}
+
+void coll_async_verbs_invalidate(struct coll_async_verbs *verbs, const void *address,
+                                 size_t length)
+{
+    coll_async_verbs_cache_invalidate(verbs->cache, address, length);
+}
+
+/* Set-up and teardown */
+
+static uint8_t netmask_prefix(const struct sockaddr *netmask)
+{
+    uint32_t mask = ntohl(((const struct sockaddr_in *) netmask)->sin_addr.s_addr);
+    uint8_t prefix = 0;
+
+    while (mask & 0x80000000u) {
+        ++prefix;
+        mask <<= 1;
+    }
+    return prefix;
+}
+
+static struct port *port_of(struct coll_async_verbs *verbs, const struct rdma_cm_id *id)
+{
+    const char *name = ibv_get_device_name(id->verbs->device);
+
+    for (int p = 0; p < verbs->nports; ++p) {
+        if (0 == strcmp(verbs->ports[p].info.device, name)
+            && verbs->ports[p].info.port == id->port_num) {
+            return &verbs->ports[p];
+        }
+    }
+    return NULL;
+}
+
+/*
+ * Gives each port a listening id on an IPv4 address of its own: binding an id to
+ * an address makes rdma_cm name the device and port behind it (for RoCE and
+ * IPoIB alike). The first address found per port wins.
+ */
+static int listen_on_ports(struct coll_async_verbs *verbs)
+{
+    struct ifaddrs *ifs, *ifa;
+
+    if (0 != getifaddrs(&ifs)) {
+        return -errno;
+    }
+    for (ifa = ifs; NULL != ifa; ifa = ifa->ifa_next) {
+        struct rdma_cm_id *id;
+        struct port *port;
+
+        if (NULL == ifa->ifa_addr || AF_INET != ifa->ifa_addr->sa_family
+            || !(ifa->ifa_flags & IFF_UP) || (ifa->ifa_flags & IFF_LOOPBACK)
+            || NULL == ifa->ifa_netmask) {
+            continue;
+        }
+        if (0 != rdma_create_id(verbs->cm, &id, NULL, RDMA_PS_TCP)) {
+            continue;
+        }
+        if (0 != rdma_bind_addr(id, ifa->ifa_addr) || NULL == id->verbs
+            || NULL == (port = port_of(verbs, id)) || NULL != port->listener
+            || 0 != rdma_listen(id, LISTEN_BACKLOG)) {
+            rdma_destroy_id(id);
+            continue;
+        }
+        id->context = port;
+        port->listener = id;
+        port->addr = ((const struct sockaddr_in *) ifa->ifa_addr)->sin_addr;
+        port->prefix = netmask_prefix(ifa->ifa_netmask);
+        port->cm_port = ntohs(rdma_get_src_port(id));
+    }
+    freeifaddrs(ifs);
+    return 0;
+}
+
+/* Drops the ports that got no address, keeping the order. */
+static void keep_listening_ports(struct coll_async_verbs *verbs)
+{
+    int kept = 0;
+
+    for (int p = 0; p < verbs->nports; ++p) {
+        if (NULL != verbs->ports[p].listener) {
+            verbs->ports[kept] = verbs->ports[p];
+            verbs->ports[kept].listener->context = &verbs->ports[kept];
+            ++kept;
+        }
+    }
+    verbs->nports = kept;
+}
+
+static struct device *device_of(struct coll_async_verbs *verbs, struct ibv_context *context)
+{
+    struct device *device;
+    struct epoll_event ev = {.events = EPOLLIN};
+
+    for (int d = 0; d < verbs->ndevices; ++d) {
+        if (verbs->devices[d].context == context) {
+            return &verbs->devices[d];
+        }
+    }
+    device = &verbs->devices[verbs->ndevices];
+    device->context = context;
+    device->channel = ibv_create_comp_channel(context);
+    if (NULL == device->channel) {
+        return NULL;
+    }
+    ++verbs->ndevices;
+    ev.data.u32 = POLL_DEVICE + (uint32_t) (device - verbs->devices);
+    if (0 != fcntl(device->channel->fd, F_SETFL, O_NONBLOCK)
+        || 0 != epoll_ctl(verbs->epfd, EPOLL_CTL_ADD, device->channel->fd, &ev)) {
+        return NULL;
+    }
+    return device;
+}
+
+/* Protection domain, CQ and completion channel for each port. */
+static int open_port(struct coll_async_verbs *verbs, struct port *port, char *why, size_t why_len)
+{
+    struct ibv_context *context = port->listener->verbs;
+    struct ibv_port_attr attr;
+    char name[80];
+
+    port->device = device_of(verbs, context);
+    if (NULL == port->device) {
+        snprintf(why, why_len, "%s: cannot create a completion channel: %s",
+                 port_name(port, name, sizeof(name)), strerror(errno));
+        return -errno;
+    }
+    port->pd = ibv_alloc_pd(context);
+    port->cq = NULL != port->pd
+                   ? ibv_create_cq(context, CQ_INITIAL, port, port->device->channel, 0)
+                   : NULL;
+    if (NULL == port->cq || 0 != ibv_req_notify_cq(port->cq, 0)
+        || 0 != ibv_query_port(context, (uint8_t) port->info.port, &attr)) {
+        snprintf(why, why_len, "%s: cannot create a protection domain and a CQ: %s",
+                 port_name(port, name, sizeof(name)), strerror(errno));
+        return -errno;
+    }
+    port->armed = true;
+    port->max_msg = attr.max_msg_sz;
+    return 0;
+}
+
+static void config_defaults(struct coll_async_verbs_config *config)
+{
+    if (0 == config->eager_limit) {
+        config->eager_limit = DEFAULT_EAGER_LIMIT;
+    }
+    if (0 == config->chunk_size) {
+        config->chunk_size = DEFAULT_CHUNK;
+    }
+    if (config->max_ports <= 0 || config->max_ports > COLL_ASYNC_VERBS_MAX_PORTS) {
+        config->max_ports = COLL_ASYNC_VERBS_MAX_PORTS;
+    }
+    if (config->connect_timeout_ms <= 0) {
+        config->connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
+    }
+    if (0 == config->cache_bytes) {
+        config->cache_bytes = DEFAULT_CACHE_BYTES;
+    }
+    config->include = config->exclude = NULL; /* the caller's strings: only create reads them */
+}
+
+static int create_channels(struct coll_async_verbs *verbs)
+{
+    struct epoll_event cm = {.events = EPOLLIN, .data.u32 = POLL_CM};
+    struct epoll_event timer = {.events = EPOLLIN, .data.u32 = POLL_TIMER};
+
+    verbs->epfd = epoll_create1(EPOLL_CLOEXEC);
+    verbs->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    verbs->cm = rdma_create_event_channel();
+    if (verbs->epfd < 0 || verbs->timerfd < 0 || NULL == verbs->cm
+        || 0 != fcntl(verbs->cm->fd, F_SETFL, O_NONBLOCK)
+        || 0 != epoll_ctl(verbs->epfd, EPOLL_CTL_ADD, verbs->cm->fd, &cm)
+        || 0 != epoll_ctl(verbs->epfd, EPOLL_CTL_ADD, verbs->timerfd, &timer)) {
+        return -errno;
+    }
+    return 0;
+}
+
+static int open_all(struct coll_async_verbs *verbs, char *why, size_t why_len)
+{
+    static const struct coll_async_verbs_cache_ops cache_ops = {register_memory,
+                                                                deregister_memory};
+    int rc = create_channels(verbs);
+
+    if (0 != rc) {
+        snprintf(why, why_len, "cannot create the event channels: %s", strerror(-rc));
+        return rc;
+    }
+    rc = listen_on_ports(verbs);
+    keep_listening_ports(verbs);
+    if (0 == verbs->nports) {
+        snprintf(why, why_len, 0 != rc ? "getifaddrs failed"
+                                        : "no active RDMA port has an IPv4 address rdma_cm can "
+                                          "listen on");
+        return -ENODEV;
+    }
+    for (int p = 0; p < verbs->nports; ++p) {
+        if (0 != (rc = open_port(verbs, &verbs->ports[p], why, why_len))) {
+            return rc;
+        }
+        if (verbs->config.chunk_size > verbs->ports[p].max_msg) {
+            verbs->config.chunk_size = verbs->ports[p].max_msg;
+        }
+    }
+    rc = coll_async_verbs_cache_create(&verbs->cache, &cache_ops, verbs,
+                                       verbs->config.cache_bytes);
+    verbs->peers = calloc(verbs->config.nprocs, sizeof(*verbs->peers));
+    if (0 != rc || NULL == verbs->peers) {
+        snprintf(why, why_len, "out of memory");
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int coll_async_verbs_create(struct coll_async_verbs **out,
+                            const struct coll_async_verbs_config *config, char *why,
+                            size_t why_len)
+{
+    struct coll_async_verbs_port_info ports[COLL_ASYNC_VERBS_MAX_PORTS];
+    struct coll_async_verbs *verbs;
+    int count, rc;
+
+    *out = NULL;
+    if (config->self >= config->nprocs || config->eager_limit > UINT32_MAX / 2) {
+        snprintf(why, why_len, "bad configuration (self %u of %u, eager_limit %zu)", config->self,
+                 config->nprocs, config->eager_limit);
+        return -EINVAL;
+    }
+    count = coll_async_verbs_discover(config->include, config->exclude, ports,
+                                      COLL_ASYNC_VERBS_MAX_PORTS, why, why_len);
+    if (count <= 0) {
+        return count < 0 ? count : -ENODEV;
+    }
+    verbs = calloc(1, sizeof(*verbs));
+    if (NULL == verbs) {
+        snprintf(why, why_len, "out of memory");
+        return -ENOMEM;
+    }
+    verbs->config = *config;
+    config_defaults(&verbs->config);
+    verbs->slot_size = (HEADER + (verbs->config.eager_limit > READY_BODY
+                                      ? verbs->config.eager_limit
+                                      : READY_BODY) + 63) & ~(size_t) 63;
+    verbs->nports = count;
+    for (int p = 0; p < count; ++p) {
+        verbs->ports[p].info = ports[p];
+    }
+    rc = open_all(verbs, why, why_len);
+    if (0 != rc) {
+        coll_async_verbs_destroy(verbs);
+        return rc;
+    }
+    *out = verbs;
+    return 0;
+}
+
+static void close_ports(struct coll_async_verbs *verbs)
+{
+    for (int p = 0; p < verbs->nports; ++p) {
+        struct port *port = &verbs->ports[p];
+
+        if (NULL != port->cq) {
+            ibv_destroy_cq(port->cq);
+        }
+        if (NULL != port->pd) {
+            ibv_dealloc_pd(port->pd);
+        }
+    }
+    for (int d = 0; d < verbs->ndevices; ++d) {
+        ibv_destroy_comp_channel(verbs->devices[d].channel);
+    }
+    /* Last: the listening ids keep librdmacm's device contexts open. */
+    for (int p = 0; p < verbs->nports; ++p) {
+        if (NULL != verbs->ports[p].listener) {
+            rdma_destroy_id(verbs->ports[p].listener);
+        }
+    }
+}
+
+void coll_async_verbs_destroy(struct coll_async_verbs *verbs)
+{
+    if (NULL == verbs) {
+        return;
+    }
+    for (struct coll_async_verbs_peer *peer = verbs->all_peers; NULL != peer; peer = peer->next) {
+        peer_fail(verbs, peer, NULL, "transport closed", -ECANCELED);
+    }
+    run_completions(verbs);
+    while (NULL != verbs->conns) {
+        struct conn *conn = verbs->conns;
+
+        verbs->conns = conn->next;
+        free(conn->works);
+        free(conn->free_slots);
+        free(conn);
+    }
+    while (NULL != verbs->all_peers) {
+        struct coll_async_verbs_peer *peer = verbs->all_peers;
+
+        verbs->all_peers = peer->next;
+        free(peer->receives);
+        free(peer);
+    }
+    coll_async_verbs_cache_destroy(verbs->cache);
+    close_ports(verbs);
+    if (NULL != verbs->cm) {
+        rdma_destroy_event_channel(verbs->cm);
+    }
+    if (verbs->timerfd >= 0) {
+        close(verbs->timerfd);
+    }
+    if (verbs->epfd >= 0) {
+        close(verbs->epfd);
+    }
+    free(verbs->peers);
+    free(verbs);
+}
+
+/* Counters */
+
+int coll_async_verbs_ports(const struct coll_async_verbs *verbs,
+                           struct coll_async_verbs_port_info *ports, int max)
+{
+    int count = verbs->nports < max ? verbs->nports : max;
+
+    for (int p = 0; p < count; ++p) {
+        ports[p] = verbs->ports[p].info;
+    }
+    return count;
+}
+
+int coll_async_verbs_port_bytes(const struct coll_async_verbs *verbs, uint32_t id,
+                                uint64_t *bytes, int max)
+{
+    const struct coll_async_verbs_peer *peer = id < verbs->config.nprocs ? verbs->peers[id] : NULL;
+    int count = verbs->nports < max ? verbs->nports : max;
+
+    for (int p = 0; p < count; ++p) {
+        bytes[p] = 0;
+    }
+    for (int l = 0; NULL != peer && l < peer->nlinks; ++l) {
+        if (peer->links[l].port < count) {
+            bytes[peer->links[l].port] += peer->links[l].bytes;
+        }
+    }
+    return count;
+}
