@@ -67,13 +67,15 @@ static void barrier(int nranks)
     }
 }
 
-static struct coll_async_tcp *open_group(int rank, int nranks, uint32_t *peer)
+/* The leaders' mapper, over TCP on loopback. */
+static struct coll_async_net *open_group(int rank, int nranks, uint32_t *peer)
 {
     struct coll_async_tcp_if lo = {"lo", {0}, 8, true};
     struct coll_async_tcp_config config = {.ifs = &lo, .nifs = 1, .self = (uint32_t) rank,
                                            .nprocs = (uint32_t) nranks,
                                            .connect_timeout_ms = 5000};
     struct coll_async_tcp *tcp;
+    struct coll_async_net *net;
     int length;
 
     inet_pton(AF_INET, "127.0.0.1", &lo.addr);
@@ -81,28 +83,30 @@ static struct coll_async_tcp *open_group(int rank, int nranks, uint32_t *peer)
     length = coll_async_tcp_address(tcp, shared->blob[rank], COLL_ASYNC_TCP_ADDRESS_MAX);
     CHECK(length > 0);
     shared->blob_length[rank] = (size_t) length;
+    CHECK(0 == coll_async_net_create(&net, (uint32_t) nranks, tcp, NULL));
     barrier(nranks);
     for (int other = 0; other < nranks; ++other) {
         peer[other] = (uint32_t) other;
         if (other != rank) {
-            CHECK(0 == coll_async_tcp_add_peer(tcp, (uint32_t) other, shared->blob[other],
-                                               shared->blob_length[other]));
+            CHECK(0 == coll_async_net_add_peer(net, (uint32_t) other, shared->blob[other],
+                                               shared->blob_length[other], NULL, 0));
+            CHECK(COLL_ASYNC_NET_TCP == coll_async_net_peer_via(net, (uint32_t) other));
         }
     }
-    return tcp;
+    return net;
 }
 
 /* Drives x until it ends; its result. */
-static int run(struct coll_async_tcp *tcp, struct coll_async_internode *x,
+static int run(struct coll_async_net *net, struct coll_async_internode *x,
                enum coll_async_internode_kind kind)
 {
     int rc = coll_async_internode_start(x, kind);
 
     while (0 == rc && COLL_ASYNC_INTERNODE_AGAIN == (rc = coll_async_internode_progress(x))) {
-        struct pollfd pfd = {.fd = coll_async_tcp_fd(tcp), .events = POLLIN};
+        struct pollfd pfd = {.fd = coll_async_net_fd(net), .events = POLLIN};
 
         rc = 0;
-        if (0 == coll_async_tcp_progress(tcp)) {
+        if (0 == coll_async_net_progress(net)) {
             (void) poll(&pfd, 1, 1);
         }
     }
@@ -143,7 +147,7 @@ static int32_t reference(int n, size_t i)
 }
 
 struct group {
-    struct coll_async_tcp *tcp;
+    struct coll_async_net *net;
     struct coll_async_leaders leaders;
     uint32_t peer[MAX_RANKS];
     int reversed[MAX_RANKS];
@@ -168,7 +172,7 @@ static void check_allreduce(struct group *g, enum coll_async_internode_alg alg, 
     new_collective(g, &x, alg);
     x.buf = buf;
     x.count = count;
-    CHECK(0 == run(g->tcp, &x, COLL_ASYNC_INTERNODE_ALLREDUCE));
+    CHECK(0 == run(g->net, &x, COLL_ASYNC_INTERNODE_ALLREDUCE));
     for (size_t i = 0; i < count; ++i) {
         CHECK(reference(g->leaders.size, i) == buf[i]);
     }
@@ -184,7 +188,7 @@ static void check_reduce(struct group *g, int root, size_t count)
     x.buf = buf;
     x.count = count;
     x.root = root;
-    CHECK(0 == run(g->tcp, &x, COLL_ASYNC_INTERNODE_REDUCE));
+    CHECK(0 == run(g->net, &x, COLL_ASYNC_INTERNODE_REDUCE));
     for (size_t i = 0; i < count && g->leaders.rank == root; ++i) {
         CHECK(reference(g->leaders.size, i) == buf[i]);
     }
@@ -205,7 +209,7 @@ static void check_bcast(struct group *g, enum coll_async_internode_alg alg, int 
     x.buf = buf;
     x.bytes = bytes;
     x.root = root;
-    CHECK(0 == run(g->tcp, &x, COLL_ASYNC_INTERNODE_BCAST));
+    CHECK(0 == run(g->net, &x, COLL_ASYNC_INTERNODE_BCAST));
     for (size_t i = 0; i < bytes; ++i) {
         CHECK((uint8_t) (i * 13 + 5) == buf[i]);
     }
@@ -240,7 +244,7 @@ static void check_allgather(struct group *g, enum coll_async_internode_alg alg, 
     x.buf = buf;
     x.block_offset = offset;
     x.block_bytes = bytes;
-    CHECK(0 == run(g->tcp, &x, COLL_ASYNC_INTERNODE_ALLGATHER));
+    CHECK(0 == run(g->net, &x, COLL_ASYNC_INTERNODE_ALLGATHER));
     for (int r = 0; r < n; ++r) {
         for (size_t i = 0; i < bytes[r]; ++i) {
             CHECK((uint8_t) (r * 31 + i) == buf[offset[r] + i]);
@@ -281,7 +285,7 @@ static void every_kind(struct group *g)
         check_allgather(g, allgather_algs[a], 200 * 1000);
     }
     new_collective(g, &x, COLL_ASYNC_INTERNODE_AUTO);
-    CHECK(0 == run(g->tcp, &x, COLL_ASYNC_INTERNODE_BARRIER));
+    CHECK(0 == run(g->net, &x, COLL_ASYNC_INTERNODE_BARRIER));
 }
 
 static void all_collectives(int rank, void *context)
@@ -289,8 +293,8 @@ static void all_collectives(int rank, void *context)
     int nranks = *(const int *) context;
     struct group g = {.leaders = {.size = nranks, .rank = rank}};
 
-    g.tcp = open_group(rank, nranks, g.peer);
-    g.leaders.tcp = g.tcp;
+    g.net = open_group(rank, nranks, g.peer);
+    g.leaders.net = g.net;
     g.leaders.peer = g.peer;
     every_kind(&g);
     /* The same with the ring profiled in reverse order. */
@@ -300,7 +304,7 @@ static void all_collectives(int rank, void *context)
     g.leaders.ring = g.reversed;
     every_kind(&g);
     barrier(nranks); /* nobody closes while another still reads */
-    coll_async_tcp_destroy(g.tcp);
+    coll_async_net_destroy(g.net);
 }
 
 static void run_group(int nranks, void (*body)(int, void *))
@@ -331,8 +335,8 @@ static void two_in_flight(int rank, void *context)
     struct coll_async_internode x, y;
     int rx, ry;
 
-    g.tcp = open_group(rank, nranks, g.peer);
-    g.leaders.tcp = g.tcp;
+    g.net = open_group(rank, nranks, g.peer);
+    g.leaders.net = g.net;
     g.leaders.peer = g.peer;
     for (size_t i = 0; i < BIG_COUNT; ++i) {
         a[i] = input(rank, i);
@@ -346,7 +350,7 @@ static void two_in_flight(int rank, void *context)
     CHECK(0 == coll_async_internode_start(&x, COLL_ASYNC_INTERNODE_ALLREDUCE));
     CHECK(0 == coll_async_internode_start(&y, COLL_ASYNC_INTERNODE_ALLREDUCE));
     do {
-        coll_async_tcp_progress(g.tcp);
+        coll_async_net_progress(g.net);
         rx = coll_async_internode_progress(&x);
         ry = coll_async_internode_progress(&y);
     } while (COLL_ASYNC_INTERNODE_AGAIN == rx || COLL_ASYNC_INTERNODE_AGAIN == ry);
@@ -357,7 +361,7 @@ static void two_in_flight(int rank, void *context)
     coll_async_internode_fini(&x);
     coll_async_internode_fini(&y);
     barrier(nranks);
-    coll_async_tcp_destroy(g.tcp);
+    coll_async_net_destroy(g.net);
 }
 
 static void test_two_in_flight(void **state)
@@ -376,24 +380,24 @@ static void peer_killed(int rank, void *context)
     struct coll_async_internode x;
     int rc;
 
-    g.tcp = open_group(rank, nranks, g.peer);
-    g.leaders.tcp = g.tcp;
+    g.net = open_group(rank, nranks, g.peer);
+    g.leaders.net = g.net;
     g.leaders.peer = g.peer;
     new_collective(&g, &x, COLL_ASYNC_INTERNODE_RING);
     x.buf = buf;
     x.count = BIG_COUNT;
     CHECK(0 == coll_async_internode_start(&x, COLL_ASYNC_INTERNODE_ALLREDUCE));
     if (1 == rank) {
-        coll_async_tcp_progress(g.tcp);
+        coll_async_net_progress(g.net);
         _exit(0); /* the sockets close with the process */
     }
     while (COLL_ASYNC_INTERNODE_AGAIN == (rc = coll_async_internode_progress(&x))) {
-        coll_async_tcp_progress(g.tcp);
+        coll_async_net_progress(g.net);
     }
     CHECK(rc < 0);
     CHECK(NULL != x.error && NULL != strstr(x.error, "peer 1"));
     coll_async_internode_fini(&x);
-    coll_async_tcp_destroy(g.tcp);
+    coll_async_net_destroy(g.net);
 }
 
 static void test_peer_killed(void **state)

@@ -60,6 +60,9 @@ typedef struct mca_coll_async_component_t {
     char *tcp_if_exclude;
     int tcp_links;
     int tcp_connect_timeout;
+    char *verbs_if_include;
+    char *verbs_if_exclude;
+    int verbs_ports;
     int leaders;
     size_t multi_leader_bytes;
     char *internode_value[COLL_ASYNC_NUM_INTERNODE_FAMILIES];

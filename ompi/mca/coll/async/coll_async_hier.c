@@ -181,7 +181,7 @@ static void join_group(struct coll_async_hier *hier)
     for (int node = 0; node < hier->node_count; ++node) {
         hier->group_peer[node] = hier->peer[hier->leaders[node * hier->slots + hier->slot]];
     }
-    hier->group = (struct coll_async_leaders){.tcp = hier->tcp,
+    hier->group = (struct coll_async_leaders){.net = hier->net,
                                               .size = hier->node_count,
                                               .rank = hier->node,
                                               .peer = hier->group_peer,
@@ -236,6 +236,7 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
 {
     int level = 0 == hier->rank ? 1 : 2;
     char leaders[128] = "", allreduce[96], bcast[96], allgather[96];
+    int over_verbs = 0, over_tcp = 0;
     size_t used = 0;
 
     if (opal_output_get_verbosity(mca_coll_async_component.output) < level) {
@@ -246,13 +247,22 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
                                   0 == slot ? "" : ",",
                                   hier->leaders[hier->node * hier->slots + slot]);
     }
+    for (int rank = 0; rank < hier->size; ++rank) {
+        if (hier->node_of[rank] != hier->node) {
+            enum coll_async_net_via via = coll_async_net_peer_via(hier->net, hier->peer[rank]);
+
+            over_verbs += COLL_ASYNC_NET_VERBS == via;
+            over_tcp += COLL_ASYNC_NET_TCP == via;
+        }
+    }
     opal_output_verbose(level, mca_coll_async_component.output,
                         "coll:async: %s (cid %u, size %d, rank %d): %d nodes, %d ranks on "
                         "this one (shared memory), %d leader%s per node (here ranks %s: one "
-                        "per NIC, at most coll_async_leaders), TCP between nodes over %s",
+                        "per NIC, at most coll_async_leaders); ranks elsewhere reached over "
+                        "verbs: %d, over TCP: %d (%s)",
                         comm->c_name, comm->c_contextid, hier->size, hier->rank,
                         hier->node_count, coll_async_hier_node_size(hier, hier->node),
-                        hier->slots, 1 == hier->slots ? "" : "s", leaders,
+                        hier->slots, 1 == hier->slots ? "" : "s", leaders, over_verbs, over_tcp,
                         mca_coll_async_network_interfaces());
     coll_async_internode_describe(COLL_ASYNC_INTERNODE_ALLREDUCE,
                                   hier->internode[COLL_ASYNC_INTERNODE_FOR_ALLREDUCE],
@@ -279,7 +289,7 @@ static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
     int rc;
 
     hier->name = comm->c_name;
-    hier->tcp = mca_coll_async_network();
+    hier->net = mca_coll_async_network();
     hier->tag_base = (uint64_t) comm->c_contextid << 40;
     hier->multi_leader_bytes = mca_coll_async_component.multi_leader_bytes;
     memcpy(hier->internode, mca_coll_async_component.internode, sizeof(hier->internode));
@@ -290,7 +300,7 @@ static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
     for (int rank = 0; rank < hier->size; ++rank) {
         procs[rank] = ompi_comm_peer_lookup(comm, rank);
     }
-    *why = "it has a process of another job, or this process no TCP transport";
+    *why = "it has a process of another job, or one no transport of this process reaches";
     rc = mca_coll_async_network_add(procs, hier->size, hier->peer);
     free(procs);
     if (OMPI_SUCCESS != rc) {

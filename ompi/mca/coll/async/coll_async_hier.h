@@ -7,7 +7,7 @@
  * `slots` leaders: slot 0 leads the node in every collective; large allreduces
  * split the vector over all slots, each leader moving its share between nodes
  * from the rank near its NIC. Between nodes the leaders of one slot form a group
- * on the TCP transport (coll_async_internode.h).
+ * on the mapper between nodes (coll_async_internode.h).
  */
 
 #ifndef MCA_COLL_ASYNC_HIER_H
@@ -48,7 +48,7 @@ struct coll_async_hier {
     uint32_t *group_peer;
     int *ring;          /* profiled ring order of the groups, or NULL */
 
-    struct coll_async_tcp *tcp;
+    struct coll_async_net *net;
     uint32_t *peer;     /* rank -> transport id */
     uint64_t tag_base;  /* the communicator's share of the tag space */
     uint64_t started;   /* collectives begun on the communicator (their tags) */

@@ -207,7 +207,7 @@ static int rooted_group(struct run *run, int root, const struct coll_async_leade
     for (int node = 0; node < hier->node_count; ++node) {
         run->rooted_peer[node] = hier->peer[node == root_node ? root : leader_of(hier, node, 0)];
     }
-    run->rooted = (struct coll_async_leaders){.tcp = hier->tcp,
+    run->rooted = (struct coll_async_leaders){.net = hier->net,
                                               .size = hier->node_count,
                                               .rank = hier->node,
                                               .peer = run->rooted_peer,

@@ -41,7 +41,7 @@ struct coll_async_internode_round {
 /* The transport's ops of a round, on the heap: after a failure they may stay in
  * the transport's hands (see fini). */
 struct coll_async_internode_transfers {
-    struct coll_async_tcp_op send, recv;
+    struct coll_async_net_op send, recv;
 };
 
 /* Planning */
@@ -559,7 +559,7 @@ static int post(struct coll_async_internode *x, const struct coll_async_internod
 
     t->send.status = t->recv.status = 0;
     if (round->to >= 0) {
-        rc = coll_async_tcp_send_bulk(g->tcp, g->peer[round->to], tag, round->send,
+        rc = coll_async_net_send_bulk(g->net, g->peer[round->to], tag, round->send,
                                       round->send_bytes, &t->send);
         if (0 != rc) {
             x->error = t->send.error;
@@ -567,7 +567,7 @@ static int post(struct coll_async_internode *x, const struct coll_async_internod
         }
     }
     if (round->from >= 0) {
-        rc = coll_async_tcp_recv_bulk(g->tcp, g->peer[round->from], tag, round->recv,
+        rc = coll_async_net_recv_bulk(g->net, g->peer[round->from], tag, round->recv,
                                       round->recv_bytes, &t->recv);
         if (0 != rc) {
             x->error = t->recv.error;
@@ -578,9 +578,9 @@ static int post(struct coll_async_internode *x, const struct coll_async_internod
     return 0;
 }
 
-static bool pending(const struct coll_async_tcp_op *op)
+static bool pending(const struct coll_async_net_op *op)
 {
-    return COLL_ASYNC_TCP_PENDING == op->status;
+    return COLL_ASYNC_NET_PENDING == op->status;
 }
 
 int coll_async_internode_progress(struct coll_async_internode *x)

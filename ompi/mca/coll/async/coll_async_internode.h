@@ -1,14 +1,15 @@
 /*
  * coll/async: the leaders' algorithms between nodes.
  *
- * One leader per node forms a group on the TCP transport; these algorithms run
- * a collective among them as a resumable state machine, which the hierarchical
+ * One leader per node forms a group on the mapper between nodes (TCP or verbs
+ * per peer); these algorithms run a collective among them as a resumable state
+ * machine, which the hierarchical
  * schedules drive from the engine (coll_async_hier.h). Each algorithm is planned
  * at start as this rank's list of rounds (send at most one block, receive at
  * most one, then maybe reduce what came), numbered by steps that all ranks
  * number alike, so a transfer's tag is the collective's base tag plus its step.
  *
- * Never calls coll_async_tcp_progress(): the engine's driver does.
+ * Never calls coll_async_net_progress(): the engine's driver does.
  * Pure C, no Open MPI header (reductions go through coll_async_reduce()).
  */
 
@@ -19,14 +20,14 @@
 #include <stdint.h>
 
 #include "coll_async_reduction.h"
-#include "transport/coll_async_tcp.h"
+#include "transport/coll_async_net.h"
 
 /* Steps an algorithm may add to a collective's base tag: tag + step, step < this. */
 #define COLL_ASYNC_INTERNODE_TAG_STEPS 4096
 
 /* The group a collective runs in between nodes: one leader per node. */
 struct coll_async_leaders {
-    struct coll_async_tcp *tcp;
+    struct coll_async_net *net;
     int size;             /* leaders */
     int rank;             /* this process's index among them */
     const uint32_t *peer; /* index -> the transport's peer id */

@@ -1,37 +1,45 @@
 /*
  * coll/async: this process's endpoint between nodes.
  *
- * One TCP transport per process, opened when the job may span nodes (real or
- * virtual): at component open, which comes before Open MPI's modex, so the
- * address blob rides the modex like a BTL's. The process's place (its node's
- * name and its NUMA domain) rides along, so that a communicator's hierarchy is
- * computed from the modex alone: Open MPI creates communicators inside its
- * progress engine under MPI_THREAD_MULTIPLE, where no message can be awaited. Peers are added on first use, when
- * a communicator that needs them is created; connections open later still, on a
- * collective's first message. The engine's driver polls the transport
- * (coll_async_engine_watch), so every call into it is made under the driver's
- * exclusion: the progress thread's, or an application thread's holding it.
+ * One mapper per process (transport/coll_async_net.h) over a TCP transport and,
+ * where rdma-core found an active port, a verbs one, opened when the job may
+ * span nodes (real or virtual): at component open, which comes before Open MPI's
+ * modex, so the address blobs ride the modex like a BTL's. The process's place
+ * (its node's name and its NUMA domain) rides along, so that a communicator's
+ * hierarchy is computed from the modex alone: Open MPI creates communicators
+ * inside its progress engine under MPI_THREAD_MULTIPLE, where no message can be
+ * awaited. Peers are added on first use, when a communicator that needs them is
+ * created, and the mapper then picks each one's transport; connections open
+ * later still, on a collective's first message. The engine's driver polls the
+ * mapper (coll_async_engine_watch), so every call into it is made under the
+ * driver's exclusion: the progress thread's, or an application thread's holding
+ * it.
  */
 
 #include "ompi_config.h"
 
 #include <arpa/inet.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
 #include "opal/mca/pmix/pmix.h"
+#include "opal/memoryhooks/memory.h"
 #include "opal/util/output.h"
 
 #include "coll_async.h"
 #include "coll_async_network.h"
 
+#define VERBS_KEY "coll_async_verbs"
+
 static struct {
-    struct coll_async_tcp *tcp;
-    uint32_t nprocs;
-    unsigned char *added; /* per world rank: add_peer done */
-    char interfaces[256]; /* for the verbose line */
+    struct coll_async_net *net;
+    uint32_t self, nprocs; /* this process's id, and the job's processes */
+    unsigned char *added;  /* per world rank: add_peer done */
+    bool release_hook;     /* invalidating verbs registrations on free */
+    char interfaces[512];  /* for the verbose line */
 } network;
 
 /* Whether any process of the job may be on another node. */
@@ -41,9 +49,9 @@ static bool job_spans_nodes(void)
            || (uint32_t) ompi_process_info.num_local_peers + 1 < ompi_process_info.num_procs;
 }
 
-static int progress(void *tcp)
+static int progress(void *net)
 {
-    return coll_async_tcp_progress(tcp);
+    return coll_async_net_progress(net);
 }
 
 /* The interfaces to listen on; with virtual nodes and no list given, loopback:
@@ -104,44 +112,147 @@ int mca_coll_async_network_place(struct ompi_proc_t *proc, char *node, size_t le
     return OMPI_SUCCESS;
 }
 
-/* Publishes the address blob in the modex. */
-static int publish(void)
+/* What every process would say alike, the job's first one says at level 1. */
+static int say_level(void)
 {
-    unsigned char blob[COLL_ASYNC_TCP_ADDRESS_MAX];
-    int length = coll_async_tcp_address(network.tcp, blob, sizeof(blob));
-    int rc;
-
-    if (length < 0) {
-        return OMPI_ERROR;
-    }
-    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_coll_async_component.super.collm_version, blob,
-                    (size_t) length);
-    return rc;
+    return mca_coll_async_first_process() ? 1 : 2;
 }
 
-static void describe(const struct coll_async_tcp_if *ifs, int count)
+/* Appends to the verbose line's description of the interfaces. */
+static void describe(const char *format, ...) __opal_attribute_format__(__printf__, 1, 2);
+static void describe(const char *format, ...)
 {
-    size_t used = 0;
+    size_t used = strlen(network.interfaces);
+    va_list args;
 
-    network.interfaces[0] = '\0';
-    for (int i = 0; i < count && used < sizeof(network.interfaces); ++i) {
+    va_start(args, format);
+    vsnprintf(network.interfaces + used, sizeof(network.interfaces) - used, format, args);
+    va_end(args);
+}
+
+/* The TCP transport, with its address blob in the modex; NULL when it cannot
+ * open (a message says why). */
+static struct coll_async_tcp *open_tcp(const struct coll_async_tcp_if *ifs, int count)
+{
+    mca_coll_async_component_t *c = &mca_coll_async_component;
+    struct coll_async_tcp_config config = {.ifs = ifs,
+                                           .nifs = count,
+                                           .self = network.self,
+                                           .nprocs = network.nprocs,
+                                           .max_links = c->tcp_links,
+                                           .connect_timeout_ms = c->tcp_connect_timeout * 1000};
+    unsigned char blob[COLL_ASYNC_TCP_ADDRESS_MAX];
+    struct coll_async_tcp *tcp = NULL;
+    int length = 0, rc;
+
+    rc = coll_async_tcp_create(&tcp, &config);
+    if (0 == rc) {
+        length = coll_async_tcp_address(tcp, blob, sizeof(blob));
+        OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &c->super.collm_version, blob,
+                        (size_t) (length < 0 ? 0 : length));
+        rc = length < 0 || OPAL_SUCCESS != rc ? -EIO : 0;
+    }
+    if (0 != rc) {
+        mca_coll_async_show_help(mca_coll_async_first_process(), "no network", strerror(-rc));
+        if (NULL != tcp) {
+            coll_async_tcp_destroy(tcp);
+        }
+        return NULL;
+    }
+    describe("TCP over ");
+    for (int i = 0; i < count; ++i) {
         char address[INET_ADDRSTRLEN];
 
         inet_ntop(AF_INET, &ifs[i].addr, address, sizeof(address));
-        used += (size_t) snprintf(network.interfaces + used, sizeof(network.interfaces) - used,
-                                  "%s%s %s/%u", 0 == i ? "" : ", ", ifs[i].name, address,
-                                  ifs[i].prefix);
+        describe("%s%s %s/%u", 0 == i ? "" : ", ", ifs[i].name, address, ifs[i].prefix);
     }
+    return tcp;
 }
+
+#if COLL_ASYNC_HAVE_VERBS
+static void release_memory(void *buffer, size_t length, void *cbdata, bool from_alloc)
+{
+    (void) cbdata;
+    (void) from_alloc;
+    coll_async_verbs_invalidate(coll_async_net_verbs(network.net), buffer, length);
+}
+
+/* The verbs transport, with its address blob in the modex; NULL when this
+ * machine has no usable port (said at verbose level 1) or it cannot open (a
+ * message says why). */
+static struct coll_async_verbs *open_verbs(void)
+{
+    mca_coll_async_component_t *c = &mca_coll_async_component;
+    struct coll_async_verbs_config config = {.include = c->verbs_if_include,
+                                             .exclude = c->verbs_if_exclude,
+                                             .self = network.self,
+                                             .nprocs = network.nprocs,
+                                             .max_ports = c->verbs_ports,
+                                             .connect_timeout_ms =
+                                                 c->tcp_connect_timeout * 1000};
+    struct coll_async_verbs_port_info ports[COLL_ASYNC_VERBS_MAX_PORTS];
+    unsigned char blob[COLL_ASYNC_VERBS_ADDRESS_MAX];
+    struct coll_async_verbs *verbs = NULL;
+    char why[256] = "";
+    int count, length, rc;
+
+    if (0 == strcmp(c->verbs_if_exclude, "all")) {
+        opal_output_verbose(say_level(), c->output,
+                            "coll:async: verbs off (coll_async_verbs_if_exclude)");
+        return NULL;
+    }
+    count = coll_async_verbs_discover(c->verbs_if_include, c->verbs_if_exclude, ports,
+                                      COLL_ASYNC_VERBS_MAX_PORTS, why, sizeof(why));
+    if (count < 0) {
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value",
+                                 '\0' != c->verbs_if_include[0] ? "verbs_if_include"
+                                                                : "verbs_if_exclude",
+                                 '\0' != c->verbs_if_include[0] ? c->verbs_if_include
+                                                                : c->verbs_if_exclude,
+                                 why);
+        return NULL;
+    }
+    if (0 == count) {
+        opal_output_verbose(say_level(), c->output,
+                            "coll:async: verbs off: no active RDMA port%s; TCP between nodes",
+                            '\0' != c->verbs_if_include[0] || '\0' != c->verbs_if_exclude[0]
+                                ? " left by coll_async_verbs_if_include/exclude"
+                                : " on this machine");
+        return NULL;
+    }
+    rc = coll_async_verbs_create(&verbs, &config, why, sizeof(why));
+    if (0 == rc) {
+        length = coll_async_verbs_address(verbs, blob, sizeof(blob));
+        OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, VERBS_KEY, blob,
+                               (size_t) (length < 0 ? 0 : length));
+        if (length < 0 || OPAL_SUCCESS != rc) {
+            snprintf(why, sizeof(why), "its address could not be published");
+            rc = -EIO;
+        }
+    }
+    if (0 != rc) {
+        mca_coll_async_show_help(mca_coll_async_first_process(), "verbs failed", why);
+        if (NULL != verbs) {
+            coll_async_verbs_destroy(verbs);
+        }
+        return NULL;
+    }
+    count = coll_async_verbs_ports(verbs, ports, COLL_ASYNC_VERBS_MAX_PORTS);
+    describe("verbs over ");
+    for (int i = 0; i < count; ++i) {
+        describe("%s%s:%d", 0 == i ? "" : ", ", ports[i].device, ports[i].port);
+    }
+    describe("; ");
+    return verbs;
+}
+#endif
 
 int mca_coll_async_network_open(void)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
     struct coll_async_tcp_if ifs[COLL_ASYNC_TCP_MAX_IFS];
-    struct coll_async_tcp_config config = {.ifs = ifs,
-                                           .max_links = c->tcp_links,
-                                           .connect_timeout_ms = c->tcp_connect_timeout * 1000};
     struct coll_async_engine_watch watch = {.progress = progress};
+    struct coll_async_verbs *verbs = NULL;
+    struct coll_async_tcp *tcp = NULL;
     int count, rc;
 
     if (!job_spans_nodes()) {
@@ -154,45 +265,81 @@ int mca_coll_async_network_open(void)
     if (OMPI_ERR_BAD_PARAM == count) {
         return count;
     }
+    network.self = OMPI_PROC_MY_NAME->vpid;
+    network.nprocs = ompi_process_info.num_procs;
+    network.added = calloc(network.nprocs, 1);
+    if (NULL == network.added) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    network.interfaces[0] = '\0';
+#if COLL_ASYNC_HAVE_VERBS
+    verbs = open_verbs();
+#else
+    opal_output_verbose(say_level(), mca_coll_async_component.output,
+                        "coll:async: verbs off: built without rdma-core; TCP between nodes");
+#endif
     if (count <= 0) {
         mca_coll_async_show_help(mca_coll_async_first_process(), "no network",
                                  count < 0 ? strerror(-count) : "no usable IPv4 interface");
-        return OMPI_SUCCESS;
+    } else {
+        tcp = open_tcp(ifs, count);
     }
-    config.nifs = count;
-    config.self = OMPI_PROC_MY_NAME->vpid;
-    config.nprocs = ompi_process_info.num_procs;
-    network.nprocs = config.nprocs;
-    network.added = calloc(network.nprocs, 1);
-    rc = NULL == network.added ? -ENOMEM : coll_async_tcp_create(&network.tcp, &config);
+    if (NULL == tcp && NULL == verbs) {
+        mca_coll_async_network_close();
+        return OMPI_SUCCESS; /* communicators across nodes delegate */
+    }
+    rc = coll_async_net_create(&network.net, network.nprocs, tcp, verbs);
     if (0 == rc) {
-        watch.fd = coll_async_tcp_fd(network.tcp);
-        watch.context = network.tcp;
+        watch.fd = coll_async_net_fd(network.net);
+        watch.context = network.net;
         rc = coll_async_engine_watch(&watch);
+    } else {
+        network.net = NULL;
+        if (NULL != tcp) {
+            coll_async_tcp_destroy(tcp);
+        }
+#if COLL_ASYNC_HAVE_VERBS
+        if (NULL != verbs) {
+            coll_async_verbs_destroy(verbs);
+        }
+#endif
     }
-    if (0 != rc || OPAL_SUCCESS != publish()) {
-        mca_coll_async_show_help(mca_coll_async_first_process(), "no network",
-                                 strerror(0 != rc ? -rc : EIO));
+    if (0 != rc) {
+        mca_coll_async_show_help(mca_coll_async_first_process(), "no network", strerror(-rc));
         mca_coll_async_network_close();
         return OMPI_SUCCESS;
     }
-    describe(ifs, count);
+#if COLL_ASYNC_HAVE_VERBS
+    network.release_hook = NULL != verbs
+                           && (opal_mem_hooks_support_level() & OPAL_MEMORY_FREE_SUPPORT)
+                           && OPAL_SUCCESS == opal_mem_hooks_register_release(release_memory,
+                                                                              NULL);
+    if (NULL != verbs && !network.release_hook) {
+        opal_output_verbose(say_level(), mca_coll_async_component.output,
+                            "coll:async: no memory release hooks: registrations of freed "
+                            "buffers are caught only when the cache evicts them");
+    }
+#endif
     return OMPI_SUCCESS;
 }
 
 void mca_coll_async_network_close(void)
 {
-    if (NULL != network.tcp) {
-        coll_async_tcp_destroy(network.tcp);
-        network.tcp = NULL;
+#if COLL_ASYNC_HAVE_VERBS
+    if (network.release_hook) {
+        opal_mem_hooks_unregister_release(release_memory);
+        network.release_hook = false;
     }
+#endif
+    coll_async_net_destroy(network.net);
+    network.net = NULL;
     free(network.added);
     network.added = NULL;
 }
 
-struct coll_async_tcp *mca_coll_async_network(void)
+struct coll_async_net *mca_coll_async_network(void)
 {
-    return network.tcp;
+    return network.net;
 }
 
 const char *mca_coll_async_network_interfaces(void)
@@ -200,25 +347,32 @@ const char *mca_coll_async_network_interfaces(void)
     return network.interfaces;
 }
 
-/* Reads proc's address blob from the modex and hands it to the transport. The
- * caller holds the driver's exclusion. */
+/* Reads proc's address blobs from the modex and hands them to the mapper,
+ * which picks its transport. The caller holds the driver's exclusion. */
 static int add_peer(struct ompi_proc_t *proc)
 {
     uint32_t id = proc->super.proc_name.vpid;
-    size_t length = 0;
-    uint8_t *blob = NULL;
+    size_t tcp_length = 0, verbs_length = 0;
+    uint8_t *tcp_blob = NULL, *verbs_blob = NULL;
     int rc;
 
     if (network.added[id]) {
         return OMPI_SUCCESS;
     }
     OPAL_MODEX_RECV(rc, &mca_coll_async_component.super.collm_version, &proc->super.proc_name,
-                    (void **) &blob, &length);
+                    (void **) &tcp_blob, &tcp_length);
     if (OPAL_SUCCESS != rc) {
-        return rc;
+        tcp_blob = NULL; /* that process has no TCP transport */
     }
-    rc = coll_async_tcp_add_peer(network.tcp, id, blob, length);
-    free(blob);
+    OPAL_MODEX_RECV_STRING(rc, VERBS_KEY, &proc->super.proc_name, (void **) &verbs_blob,
+                           &verbs_length);
+    if (OPAL_SUCCESS != rc) {
+        verbs_blob = NULL;
+    }
+    rc = coll_async_net_add_peer(network.net, id, tcp_blob, tcp_length, verbs_blob,
+                                 verbs_length);
+    free(tcp_blob);
+    free(verbs_blob);
     if (0 != rc && -EEXIST != rc) {
         return OMPI_ERROR;
     }
@@ -230,7 +384,7 @@ int mca_coll_async_network_add(struct ompi_proc_t *const *procs, int count, uint
 {
     int rc = OMPI_SUCCESS;
 
-    if (NULL == network.tcp) {
+    if (NULL == network.net) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
     coll_async_engine_hold();

@@ -1,6 +1,7 @@
 /*
- * coll/async: this process's endpoint between nodes (the TCP transport), opened
- * at component open when the job may span nodes and published in the modex.
+ * coll/async: this process's endpoint between nodes (the mapper over TCP and,
+ * where there is an RDMA port, verbs), opened at component open when the job may
+ * span nodes and published in the modex.
  */
 
 #ifndef MCA_COLL_ASYNC_NETWORK_H
@@ -8,20 +9,20 @@
 
 #include <stdint.h>
 
-#include "transport/coll_async_tcp.h"
+#include "transport/coll_async_net.h"
 
 struct ompi_proc_t;
 
-/* Opens the transport if the job may span nodes; OMPI_ERR_BAD_PARAM for a bad
- * interface list, else OMPI_SUCCESS (without a transport when none could open:
- * communicators across nodes are then delegated, and a message says why). */
+/* Opens the transports if the job may span nodes; OMPI_ERR_BAD_PARAM for a bad
+ * interface list, else OMPI_SUCCESS (without a mapper when no transport could
+ * open: communicators across nodes are then delegated, and a message says why). */
 int mca_coll_async_network_open(void);
 void mca_coll_async_network_close(void);
 
-/* The transport, or NULL when this job has none. */
-struct coll_async_tcp *mca_coll_async_network(void);
+/* The mapper, or NULL when this job has none. */
+struct coll_async_net *mca_coll_async_network(void);
 
-/* "eth0 10.0.0.1/24, eth1 10.0.1.1/24": where it listens. */
+/* "verbs over mlx5_0:1; TCP over eth0 10.0.0.1/24, eth1 10.0.1.1/24": what it uses. */
 const char *mca_coll_async_network_interfaces(void);
 
 /* Where proc runs, as it published: its node's name (equal for the processes of

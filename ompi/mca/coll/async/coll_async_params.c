@@ -181,6 +181,32 @@ static int register_network(void)
     if (rc < 0) {
         return rc;
     }
+    c->verbs_if_include = "";
+    rc = register_var("verbs_if_include",
+                      "RDMA devices and ports the verbs transport may use between nodes: "
+                      "comma-separated device (mlx5_0) or device:port (mlx5_0:1). Exclusive "
+                      "with coll_async_verbs_if_exclude. Empty (the default): every active "
+                      "port. A peer no port reaches is reached over TCP.",
+                      MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4, &c->verbs_if_include);
+    if (rc < 0) {
+        return rc;
+    }
+    c->verbs_if_exclude = "";
+    rc = register_var("verbs_if_exclude",
+                      "RDMA devices and ports the verbs transport must not use, in the form "
+                      "of coll_async_verbs_if_include; \"all\" turns verbs off.",
+                      MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4, &c->verbs_if_exclude);
+    if (rc < 0) {
+        return rc;
+    }
+    c->verbs_ports = 0;
+    rc = register_var("verbs_ports",
+                      "Ports one large transfer is striped over, among those both sides have. "
+                      "0 (the default): all of them.",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->verbs_ports);
+    if (rc < 0) {
+        return rc;
+    }
     c->leaders = 0;
     rc = register_var("leaders",
                       "Leaders per node for large allreduces: each moves its share of the "
@@ -374,7 +400,8 @@ int mca_coll_async_params_check(void)
                   "0 (the real nodes) or a number of pretend nodes")
         || !at_least("leaders", c->leaders, 0, "0 (one per NIC) or a number of leaders")
         || !at_least("tcp_links", c->tcp_links, 0, "0 (all) or a number of connections")
-        || !at_least("tcp_connect_timeout", c->tcp_connect_timeout, 1, "a number of seconds")) {
+        || !at_least("tcp_connect_timeout", c->tcp_connect_timeout, 1, "a number of seconds")
+        || !at_least("verbs_ports", c->verbs_ports, 0, "0 (all) or a number of ports")) {
         rc = OMPI_ERR_BAD_PARAM;
     }
     return rc;

@@ -7,9 +7,9 @@
  * pair in rounds where each meets one partner (the circle method), and times
  * it; the group allgathers the rows of the bandwidth matrix and every leader
  * computes the same ring, greedily: from node 0, each next node is the unvisited
- * one with the fastest link (both directions' slower) to the last. Only the TCP
- * transport is used, driven here, as no Open MPI message may be awaited while a
- * communicator is created (coll_async_hier.c).
+ * one with the fastest link (both directions' slower) to the last. Only the
+ * mapper between nodes is used, driven here, as no Open MPI message may be
+ * awaited while a communicator is created (coll_async_hier.c).
  */
 
 #include "ompi_config.h"
@@ -51,23 +51,23 @@ static double now(void)
 }
 
 /* Exchanges the probe with peer both ways; bytes per second, or 0 on failure. */
-static double exchange(struct coll_async_tcp *tcp, uint32_t peer, uint64_t tag, bool first,
+static double exchange(struct coll_async_net *net, uint32_t peer, uint64_t tag, bool first,
                        char *out, char *in)
 {
-    struct coll_async_tcp_op send = {0}, recv = {0};
+    struct coll_async_net_op send = {0}, recv = {0};
     double start = now();
 
     /* Each direction its own tag: the lower side sends on tag, the other on tag+1.
      * A post that fails leaves nothing behind that points into this frame. */
-    if (0 != coll_async_tcp_send_bulk(tcp, peer, tag + (first ? 0 : 1), out, PROBE_BYTES,
+    if (0 != coll_async_net_send_bulk(net, peer, tag + (first ? 0 : 1), out, PROBE_BYTES,
                                       &send)) {
         return 0;
     }
-    if (0 != coll_async_tcp_recv_bulk(tcp, peer, tag + (first ? 1 : 0), in, PROBE_BYTES, &recv)) {
+    if (0 != coll_async_net_recv_bulk(net, peer, tag + (first ? 1 : 0), in, PROBE_BYTES, &recv)) {
         recv.status = -EIO;
     }
-    while (COLL_ASYNC_TCP_PENDING == send.status || COLL_ASYNC_TCP_PENDING == recv.status) {
-        coll_async_tcp_progress(tcp);
+    while (COLL_ASYNC_NET_PENDING == send.status || COLL_ASYNC_NET_PENDING == recv.status) {
+        coll_async_net_progress(net);
     }
     return 0 == send.status && 0 == recv.status ? 2.0 * PROBE_BYTES / (now() - start) : 0;
 }
@@ -92,7 +92,7 @@ static void measure(struct coll_async_hier *hier, uint64_t tag, double *row)
             double bw;
 
             if (partner >= 0) {
-                bw = exchange(hier->tcp, hier->group_peer[partner], tag + step,
+                bw = exchange(hier->net, hier->group_peer[partner], tag + step,
                               hier->node < partner, out, in);
                 row[partner] = bw > row[partner] ? bw : row[partner];
             }
@@ -123,7 +123,7 @@ static int share(struct coll_async_hier *hier, uint64_t tag, double *bw)
     }
     if (0 == rc) {
         while (COLL_ASYNC_INTERNODE_AGAIN == (rc = coll_async_internode_progress(&x))) {
-            coll_async_tcp_progress(hier->tcp);
+            coll_async_net_progress(hier->net);
         }
     }
     if (0 != rc) {

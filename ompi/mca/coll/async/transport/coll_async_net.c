@@ -1,0 +1,226 @@
+/*
+ * coll/async: the mapper between nodes (see coll_async_net.h).
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "coll_async_net.h"
+
+struct coll_async_net {
+    struct coll_async_tcp *tcp;
+    struct coll_async_verbs *verbs;
+    uint32_t nprocs;
+    uint8_t *via;  /* per peer: enum coll_async_net_via */
+    int epoll_fd;  /* both transports' fds, when there are two; else -1 */
+};
+
+int coll_async_net_create(struct coll_async_net **out, uint32_t nprocs,
+                          struct coll_async_tcp *tcp, struct coll_async_verbs *verbs)
+{
+    struct coll_async_net *net = calloc(1, sizeof(*net));
+
+    if (NULL == tcp && NULL == verbs) {
+        free(net);
+        return -EINVAL;
+    }
+    if (NULL == net || NULL == (net->via = calloc(nprocs, 1))) {
+        free(net);
+        return -ENOMEM;
+    }
+    net->tcp = tcp;
+    net->verbs = verbs;
+    net->nprocs = nprocs;
+    net->epoll_fd = -1;
+#if COLL_ASYNC_HAVE_VERBS
+    if (NULL != tcp && NULL != verbs) {
+        int fds[2] = {coll_async_tcp_fd(tcp), coll_async_verbs_fd(verbs)};
+
+        net->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+        for (int i = 0; i < 2 && 0 <= net->epoll_fd; ++i) {
+            struct epoll_event event = {.events = EPOLLIN};
+
+            if (0 != epoll_ctl(net->epoll_fd, EPOLL_CTL_ADD, fds[i], &event)) {
+                close(net->epoll_fd);
+                net->epoll_fd = -1;
+            }
+        }
+        if (0 > net->epoll_fd) {
+            free(net->via);
+            free(net);
+            return -errno;
+        }
+    }
+#endif
+    *out = net;
+    return 0;
+}
+
+void coll_async_net_destroy(struct coll_async_net *net)
+{
+    if (NULL == net) {
+        return;
+    }
+    if (NULL != net->tcp) {
+        coll_async_tcp_destroy(net->tcp);
+    }
+#if COLL_ASYNC_HAVE_VERBS
+    if (NULL != net->verbs) {
+        coll_async_verbs_destroy(net->verbs);
+    }
+#endif
+    if (0 <= net->epoll_fd) {
+        close(net->epoll_fd);
+    }
+    free(net->via);
+    free(net);
+}
+
+int coll_async_net_add_peer(struct coll_async_net *net, uint32_t peer, const void *tcp_blob,
+                            size_t tcp_length, const void *verbs_blob, size_t verbs_length)
+{
+    int rc = -ENETUNREACH;
+
+    if (peer >= net->nprocs) {
+        return -EINVAL;
+    }
+    if (COLL_ASYNC_NET_NONE != net->via[peer]) {
+        return -EEXIST;
+    }
+#if COLL_ASYNC_HAVE_VERBS
+    if (NULL != net->verbs && NULL != verbs_blob) {
+        rc = coll_async_verbs_add_peer(net->verbs, peer, verbs_blob, verbs_length);
+        if (0 == rc || -EEXIST == rc) {
+            net->via[peer] = COLL_ASYNC_NET_VERBS;
+            return 0;
+        }
+    }
+#else
+    (void) verbs_blob;
+    (void) verbs_length;
+#endif
+    if (NULL != net->tcp && NULL != tcp_blob) {
+        rc = coll_async_tcp_add_peer(net->tcp, peer, tcp_blob, tcp_length);
+        if (0 == rc || -EEXIST == rc) {
+            net->via[peer] = COLL_ASYNC_NET_TCP;
+            return 0;
+        }
+    }
+    return rc;
+}
+
+enum coll_async_net_via coll_async_net_peer_via(const struct coll_async_net *net, uint32_t peer)
+{
+    return peer < net->nprocs ? (enum coll_async_net_via) net->via[peer] : COLL_ASYNC_NET_NONE;
+}
+
+/* The carrying transport's op completed: the caller's completes with it. */
+static void finish(struct coll_async_net_op *op, int status, const char *error, size_t bytes)
+{
+    op->error = error;
+    op->bytes = bytes;
+    op->status = status;
+    if (NULL != op->complete) {
+        op->complete(op);
+    }
+}
+
+static void tcp_done(struct coll_async_tcp_op *inner)
+{
+    finish(inner->context, inner->status, inner->error, inner->bytes);
+}
+
+#if COLL_ASYNC_HAVE_VERBS
+static void verbs_done(struct coll_async_verbs_op *inner)
+{
+    finish(inner->context, inner->status, inner->error, inner->bytes);
+}
+#endif
+
+/* Posts a bulk send or receive on the peer's transport. */
+static int post(struct coll_async_net *net, uint32_t peer, uint64_t tag, void *buffer,
+                size_t length, bool send, struct coll_async_net_op *op)
+{
+    int rc = -ENETUNREACH;
+
+    op->status = COLL_ASYNC_NET_PENDING;
+    op->error = NULL;
+    op->bytes = 0;
+    switch (coll_async_net_peer_via(net, peer)) {
+    case COLL_ASYNC_NET_TCP:
+        op->via.tcp = (struct coll_async_tcp_op){.complete = tcp_done, .context = op};
+        rc = send ? coll_async_tcp_send_bulk(net->tcp, peer, tag, buffer, length, &op->via.tcp)
+                  : coll_async_tcp_recv_bulk(net->tcp, peer, tag, buffer, length, &op->via.tcp);
+        op->error = op->via.tcp.error;
+        break;
+#if COLL_ASYNC_HAVE_VERBS
+    case COLL_ASYNC_NET_VERBS:
+        op->via.verbs = (struct coll_async_verbs_op){.complete = verbs_done, .context = op};
+        rc = send ? coll_async_verbs_send_bulk(net->verbs, peer, tag, buffer, length,
+                                               &op->via.verbs)
+                  : coll_async_verbs_recv_bulk(net->verbs, peer, tag, buffer, length,
+                                               &op->via.verbs);
+        op->error = op->via.verbs.error;
+        break;
+#endif
+    default:
+        op->error = "the peer was never added to the mapper";
+        break;
+    }
+    if (0 != rc) {
+        op->status = rc;
+    }
+    return rc;
+}
+
+int coll_async_net_send_bulk(struct coll_async_net *net, uint32_t peer, uint64_t tag,
+                             const void *data, size_t length, struct coll_async_net_op *op)
+{
+    return post(net, peer, tag, (void *) data, length, true, op);
+}
+
+int coll_async_net_recv_bulk(struct coll_async_net *net, uint32_t peer, uint64_t tag,
+                             void *buffer, size_t length, struct coll_async_net_op *op)
+{
+    return post(net, peer, tag, buffer, length, false, op);
+}
+
+int coll_async_net_progress(struct coll_async_net *net)
+{
+    int done = 0;
+
+    if (NULL != net->tcp) {
+        done += coll_async_tcp_progress(net->tcp);
+    }
+#if COLL_ASYNC_HAVE_VERBS
+    if (NULL != net->verbs) {
+        done += coll_async_verbs_progress(net->verbs);
+    }
+#endif
+    return done;
+}
+
+int coll_async_net_fd(const struct coll_async_net *net)
+{
+    if (0 <= net->epoll_fd) {
+        return net->epoll_fd;
+    }
+#if COLL_ASYNC_HAVE_VERBS
+    if (NULL == net->tcp) {
+        return coll_async_verbs_fd(net->verbs);
+    }
+#endif
+    return coll_async_tcp_fd(net->tcp);
+}
+
+struct coll_async_tcp *coll_async_net_tcp(const struct coll_async_net *net)
+{
+    return net->tcp;
+}
+
+struct coll_async_verbs *coll_async_net_verbs(const struct coll_async_net *net)
+{
+    return net->verbs;
+}
