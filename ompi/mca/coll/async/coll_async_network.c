@@ -26,6 +26,7 @@
 #include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
 #include "opal/mca/pmix/pmix.h"
+#include "opal/mca/memory/base/base.h"
 #include "opal/memoryhooks/memory.h"
 #include "opal/util/output.h"
 
@@ -38,6 +39,7 @@ static struct {
     struct coll_async_net *net;
     uint32_t self, nprocs; /* this process's id, and the job's processes */
     unsigned char *added;  /* per world rank: add_peer done */
+    bool memory_hooks;     /* Open MPI's memory framework opened for us */
     bool release_hook;     /* invalidating verbs registrations on free */
     char interfaces[512];  /* for the verbose line */
 } network;
@@ -172,9 +174,45 @@ static struct coll_async_tcp *open_tcp(const struct coll_async_tcp_if *ifs, int 
 #if COLL_ASYNC_HAVE_VERBS
 static void release_memory(void *buffer, size_t length, void *cbdata, bool from_alloc)
 {
+    struct coll_async_net *net = network.net;
+
     (void) cbdata;
     (void) from_alloc;
-    coll_async_verbs_invalidate(coll_async_net_verbs(network.net), buffer, length);
+    if (NULL != net) {
+        coll_async_verbs_invalidate(coll_async_net_verbs(net), buffer, length);
+    }
+}
+
+/* Cached registrations must hear of freed memory: a buffer freed and allocated
+ * again at the same address is other pages, which an old registration would
+ * still point the NIC at. Open MPI's memory framework (its patcher hooks free
+ * and munmap) opens only for the components that ask. False when it cannot
+ * tell: then nothing is cached. */
+static bool watch_freed_memory(void)
+{
+    network.memory_hooks = OPAL_SUCCESS == mca_base_framework_open(&opal_memory_base_framework, 0);
+    network.release_hook = network.memory_hooks
+                           && (opal_mem_hooks_support_level() & OPAL_MEMORY_FREE_SUPPORT)
+                           && OPAL_SUCCESS == opal_mem_hooks_register_release(release_memory,
+                                                                              NULL);
+    if (!network.release_hook) {
+        opal_output_verbose(say_level(), mca_coll_async_component.output,
+                            "coll:async: no memory release hooks: verbs registers each "
+                            "transfer's buffers anew");
+    }
+    return network.release_hook;
+}
+
+static void unwatch_freed_memory(void)
+{
+    if (network.release_hook) {
+        opal_mem_hooks_unregister_release(release_memory);
+        network.release_hook = false;
+    }
+    if (network.memory_hooks) {
+        (void) mca_base_framework_close(&opal_memory_base_framework);
+        network.memory_hooks = false;
+    }
 }
 
 /* The verbs transport, with its address blob in the modex; NULL when this
@@ -220,6 +258,7 @@ static struct coll_async_verbs *open_verbs(void)
                                 : " on this machine");
         return NULL;
     }
+    config.uncached = !watch_freed_memory();
     rc = coll_async_verbs_create(&verbs, &config, why, sizeof(why));
     if (0 == rc) {
         length = coll_async_verbs_address(verbs, blob, sizeof(blob));
@@ -235,6 +274,7 @@ static struct coll_async_verbs *open_verbs(void)
         if (NULL != verbs) {
             coll_async_verbs_destroy(verbs);
         }
+        unwatch_freed_memory();
         return NULL;
     }
     count = coll_async_verbs_ports(verbs, ports, COLL_ASYNC_VERBS_MAX_PORTS);
@@ -309,27 +349,13 @@ int mca_coll_async_network_open(void)
         mca_coll_async_network_close();
         return OMPI_SUCCESS;
     }
-#if COLL_ASYNC_HAVE_VERBS
-    network.release_hook = NULL != verbs
-                           && (opal_mem_hooks_support_level() & OPAL_MEMORY_FREE_SUPPORT)
-                           && OPAL_SUCCESS == opal_mem_hooks_register_release(release_memory,
-                                                                              NULL);
-    if (NULL != verbs && !network.release_hook) {
-        opal_output_verbose(say_level(), mca_coll_async_component.output,
-                            "coll:async: no memory release hooks: registrations of freed "
-                            "buffers are caught only when the cache evicts them");
-    }
-#endif
     return OMPI_SUCCESS;
 }
 
 void mca_coll_async_network_close(void)
 {
 #if COLL_ASYNC_HAVE_VERBS
-    if (network.release_hook) {
-        opal_mem_hooks_unregister_release(release_memory);
-        network.release_hook = false;
-    }
+    unwatch_freed_memory(); /* first: the hook reads network.net */
 #endif
     coll_async_net_destroy(network.net);
     network.net = NULL;

@@ -2355,7 +2355,7 @@ static int open_all(struct coll_async_verbs *verbs, char *why, size_t why_len)
         }
     }
     rc = coll_async_verbs_cache_create(&verbs->cache, &cache_ops, verbs,
-                                       verbs->config.cache_bytes);
+                                       verbs->config.uncached ? 0 : verbs->config.cache_bytes);
     verbs->peers = calloc(verbs->config.nprocs, sizeof(*verbs->peers));
     if (0 != rc || NULL == verbs->peers) {
         snprintf(why, why_len, "out of memory");

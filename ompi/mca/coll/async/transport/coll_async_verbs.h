@@ -66,6 +66,8 @@ struct coll_async_verbs_config {
     int max_ports;            /* ports one transfer stripes over; 0: all */
     int connect_timeout_ms;   /* 0: 10 s */
     size_t cache_bytes;       /* registration cache capacity; 0: 256 MiB */
+    bool uncached;            /* nothing reports freed memory (invalidate is never
+                               * called): register for each transfer only */
     coll_async_verbs_eager_fn on_eager; /* as coll_async_tcp_config's */
     void *context;
 };
