@@ -1,0 +1,180 @@
+/*
+ * coll/async: the UD multicast transport (rdma-core, librdmacm).
+ *
+ * Reliable one-to-many broadcast inside one group of nranks members (one group
+ * per communicator). Each member owns one UD QP, joined with rdma_cm to the IPv4
+ * multicast group derived from a group id all members agree on (239.192.0.0/14;
+ * every packet also carries the full id, so two ids that share an address never
+ * mix). A broadcast's root sends the buffer into the group as MTU-sized packets,
+ * each carrying (broadcast sequence, packet index); receivers place each payload
+ * straight at its offset and acknowledge to the root by unicast UD, to the QP
+ * named in the root's address blob (the caller exchanges the blobs, as for the
+ * RC transport). The reliability protocol:
+ *
+ *  - sequences: the i-th broadcast posted on a member has sequence i; members
+ *    post broadcasts in the same order (as MPI collectives are), so a sequence
+ *    names one broadcast everywhere;
+ *  - window: the root has at most `window` packets beyond the slowest receiver's
+ *    cumulative acknowledgement, so a receiver tracks its packets in a window-bit
+ *    ring and memory stays bounded whatever the length;
+ *  - acknowledgements: a receiver acks cumulatively every window/4 packets and
+ *    when it has everything, reports gaps (ranges of missing packets) when it sees
+ *    one, at most every resend_timeout/4, and reports its state when it has heard
+ *    nothing for resend_timeout; the root resends the gaps (into the group: who
+ *    has them drops the duplicates), and when no acknowledgement moved for
+ *    resend_timeout it resends the slowest receiver's first missing packet marked
+ *    "answer me" (backing off while receivers say they have not posted yet);
+ *  - early packets: packets of a broadcast this member has not posted yet go to a
+ *    staging pool of `window` packets, copied in on the post. The root sends no
+ *    more than `window` packets to a receiver that has acknowledged nothing, so
+ *    the pool holds one early broadcast whole; what does not fit is dropped and
+ *    comes back through the gap reports;
+ *  - failure: a member that answers nothing for failure_timeout_ms (the root for
+ *    its receivers, a receiver for the root, which pokes it at least every
+ *    failure_timeout_ms/4) fails the broadcast with -ETIMEDOUT and a message
+ *    naming it. A member alive but not yet posted says so, and is waited for.
+ *
+ * The root's broadcast completes when every receiver has acknowledged every
+ * packet; a receiver's when it holds every packet (it keeps answering the root
+ * about finished broadcasts, so the root can finish too). Several broadcasts,
+ * from any roots, may be in flight (COLL_ASYNC_MCAST_MAX_ACTIVE at once; later
+ * posts wait their turn). A broadcast of 0 bytes sends nothing: it completes at
+ * once on every member (the sequence is consumed alike everywhere).
+ *
+ * Joining is asynchronous: coll_async_mcast_attached() says when this member is
+ * in the group. Packets sent before a member attached are lost to it and come
+ * back through resends, but for speed the caller attaches every member before
+ * the first broadcast (a barrier over another transport once all report
+ * attached).
+ *
+ * Every operation completes inside coll_async_mcast_progress(), which does a
+ * bounded amount of nonblocking work; a thread with nothing to do sleeps on
+ * coll_async_mcast_fd() (completions, rdma_cm events and resend timers).
+ *
+ * Not thread-safe: one thread at a time calls in (the engine's driver).
+ * Pure C with no Open MPI dependency.
+ */
+
+#ifndef MCA_COLL_ASYNC_MCAST_H
+#define MCA_COLL_ASYNC_MCAST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define COLL_ASYNC_MCAST_ADDRESS_MAX 28 /* blob bytes */
+#define COLL_ASYNC_MCAST_MAX_ACTIVE 4   /* broadcasts in flight at once */
+#define COLL_ASYNC_MCAST_PENDING 1      /* op status while in flight */
+
+struct coll_async_mcast;
+
+struct coll_async_mcast_config {
+    /* Where to join: the RDMA port behind the IPv4 address `address` (dotted
+     * quad) or, when address is NULL or "", the first port the filter keeps that
+     * has an IPv4 address. The filter is the RC transport's: comma-separated
+     * "device" or "device:port"; include and exclude are mutually exclusive;
+     * NULL or "" when not given. */
+    const char *address;
+    const char *include, *exclude;
+    uint64_t group_id;        /* the same on every member; names the group */
+    uint32_t self, nranks;    /* this member's rank; ranks are below nranks */
+    size_t mtu;               /* packet bytes, headers included; 0 (or more than the
+                                 port's active MTU): the port's active MTU */
+    int window;               /* packets in flight per broadcast; 0: 128 */
+    int resend_timeout_ms;    /* 0: 10 ms */
+    int failure_timeout_ms;   /* a silent member fails the broadcast after; 0: 5 s */
+    /* Tests only: receivers discard this fraction (0..1) of the data packets they
+     * receive, chosen by a pseudo-random sequence seeded by drop_seed and the
+     * rank, so loss can be forced where the network loses nothing. */
+    double drop_fraction;
+    uint64_t drop_seed;
+};
+
+/*
+ * A broadcast, owned by the caller and left alone until it completes. status is
+ * COLL_ASYNC_MCAST_PENDING until then, and 0 or -errno after; on failure, error
+ * says why (it points into the op). complete, when set, runs inside progress
+ * right after status is final; the op may be reused or freed from it.
+ */
+struct coll_async_mcast_op {
+    void (*complete)(struct coll_async_mcast_op *op);
+    void *context;
+    int status;
+    const char *error;
+
+    /* Private to the transport. */
+    struct coll_async_mcast_op *next;
+    char *buffer;
+    size_t length;
+    uint64_t seq;
+    uint32_t root;
+    int result;
+    char message[192];
+};
+
+/* Counters since create, for tests, benchmarks and verbose output. */
+struct coll_async_mcast_stats {
+    uint64_t data_sent;      /* data packets sent the first time */
+    uint64_t data_resent;    /* data packets sent again */
+    uint64_t data_received;  /* data packets taken (new to this member) */
+    uint64_t duplicates;     /* data packets this member already had */
+    uint64_t dropped;        /* data packets discarded by drop_fraction */
+    uint64_t staged;         /* data packets kept for a broadcast not yet posted */
+    uint64_t acks_sent, acks_received;
+    uint64_t gap_reports;    /* acknowledgements that named missing packets */
+    uint64_t timeouts;       /* resend timers that fired */
+};
+
+/* Creates the QP and starts joining the group. 0, -ENODEV when no usable RDMA
+ * port has an IPv4 address (or none matches address or the filter), or
+ * -errno; why says what failed. */
+int coll_async_mcast_create(struct coll_async_mcast **mcast,
+                            const struct coll_async_mcast_config *config, char *why,
+                            size_t why_len);
+
+/* Leaves the group and frees everything; broadcasts still in flight complete
+ * with -ECANCELED. A member destroyed while a root still waits for its last
+ * acknowledgement cannot repeat it: destroy once every member's broadcasts have
+ * completed (after a barrier over another transport). */
+void coll_async_mcast_destroy(struct coll_async_mcast *mcast);
+
+/* 1 once this member is in the group, 0 while the join is under way, -errno when
+ * it failed (why, if not NULL, says why). */
+int coll_async_mcast_attached(const struct coll_async_mcast *mcast, const char **why);
+
+/* This member's address blob (GID, LID and QP number, for the acknowledgements); its
+ * length or -ENOSPC. */
+int coll_async_mcast_address(const struct coll_async_mcast *mcast, void *blob, size_t size);
+
+/* Tells the transport where member rank is. Every member's blob is needed before
+ * the first broadcast. 0, -EINVAL (bad rank or blob) or -EEXIST. */
+int coll_async_mcast_add_member(struct coll_async_mcast *mcast, uint32_t rank, const void *blob,
+                                size_t length);
+
+/*
+ * Posts the next broadcast of the group: root sends length bytes from buffer,
+ * every other member receives them into its buffer (of the same length). 0: the
+ * op completes later through progress. -errno: it was not posted (bad argument,
+ * or a member's blob is missing) and consumes no sequence.
+ */
+int coll_async_mcast_bcast(struct coll_async_mcast *mcast, uint32_t root, void *buffer,
+                           size_t length, struct coll_async_mcast_op *op);
+
+/* Bounded nonblocking work; completes operations. Returns how much it did (0: idle). */
+int coll_async_mcast_progress(struct coll_async_mcast *mcast);
+
+/* Readable (poll/epoll) while progress has something to do, resend timers included. */
+int coll_async_mcast_fd(const struct coll_async_mcast *mcast);
+
+/* Packet bytes (the MTU in use), and the payload bytes each carries (less the header). */
+size_t coll_async_mcast_mtu(const struct coll_async_mcast *mcast);
+size_t coll_async_mcast_payload(const struct coll_async_mcast *mcast);
+
+/* The multicast group's address ("239.x.y.z") and the device:port in use, for
+ * verbose output and messages. */
+const char *coll_async_mcast_describe(const struct coll_async_mcast *mcast);
+
+void coll_async_mcast_stats(const struct coll_async_mcast *mcast,
+                            struct coll_async_mcast_stats *stats);
+
+#endif /* MCA_COLL_ASYNC_MCAST_H */
