@@ -7,12 +7,15 @@
  *   sender (4)  the rank that sent it
  *   group (8)   the group id (several ids may share one multicast address)
  *   seq (8)     the broadcast's sequence
- * DATA (root -> group) goes on with index (4), 4 zero bytes, the broadcast's
- * length (8), then the payload. ACK (receiver -> root) and ROOT (root ->
- * receiver) go on with a count (4: ACK, the packets held from index 0 on; ROOT
- * FAILED, the member that stopped answering), the number of ranges (1), 3 zero
- * bytes, then that many ranges of missing packets as (first, count) pairs of 4
- * bytes. state says what the sender knows of the broadcast (enum bcast_state).
+ * DATA (root -> group) goes on with index (4), a stamp (4: the root's clock in
+ * microseconds, never 0), the broadcast's length (8), then the payload. ACK
+ * (receiver -> root) and ROOT (root -> receiver) go on with a count (4: ACK, the
+ * packets held from index 0 on; ROOT FAILED, the member that stopped answering),
+ * the number of ranges (1), 3 zero bytes, an echo (4: ACK, the stamp of the
+ * root's latest packet) and how long ago that packet came (4, microseconds),
+ * then that many ranges of missing packets as (first, count) pairs of 4 bytes.
+ * state says what the sender knows of the broadcast (enum bcast_state). The
+ * echoes give the root its round-trip time, which spaces resends of a packet.
  */
 
 #define _GNU_SOURCE
@@ -41,7 +44,7 @@
 #define GRH_BYTES 40 /* UD receive buffers start with room for the GRH */
 #define HEADER 24
 #define DATA_HEADER 40
-#define REPORT_HEADER 32
+#define REPORT_HEADER 40
 #define MAX_RANGES 32
 #define MIN_MTU 256
 #define DEFAULT_WINDOW 128
@@ -61,7 +64,10 @@
 
 enum packet_type { PKT_DATA = 1, PKT_ACK, PKT_ROOT };
 
-enum packet_flag { FLAG_ANSWER = 1 }; /* the sender waits for an answer */
+enum packet_flag {
+    FLAG_ANSWER = 1, /* the sender waits for an answer */
+    FLAG_RESENT = 2  /* DATA: not the packet's first sending */
+};
 
 /* What a member says about one broadcast. */
 enum bcast_state {
@@ -81,6 +87,15 @@ struct header {
 
 struct range {
     uint32_t first, count;
+};
+
+/* The body of an ACK or ROOT packet. */
+struct report {
+    uint8_t state, flags;
+    uint32_t count;
+    uint32_t echo, held_us;
+    int nranges;
+    struct range ranges[MAX_RANGES];
 };
 
 /* A member's address, from its blob. */
@@ -105,6 +120,8 @@ struct slot {
     uint32_t highest;         /* one past the highest packet held */
     uint32_t acked_base;      /* base as last acknowledged */
     uint64_t heard_us;        /* the root's last word */
+    uint32_t echo;            /* the stamp of the root's latest data packet */
+    uint64_t echo_at_us;      /* when it came */
     uint64_t gap_report_us;
     uint64_t report_at_us, report_interval_us;
 
@@ -117,6 +134,7 @@ struct slot {
     uint64_t *member_heard_us; /* [nranks] */
     uint64_t *sent_us;        /* [window] last send of each packet in flight */
     uint64_t poke_at_us, poke_interval_us;
+    uint32_t culprit;         /* the member whose silence failed it, or NO_MEMBER */
 };
 
 /* A packet of a broadcast not posted yet; entry i holds packet i (i < window). */
@@ -174,8 +192,12 @@ struct coll_async_mcast {
     uint64_t next_seq;      /* the next post's sequence */
     uint64_t activated_seq; /* the next activation's: below it, active or finished */
     uint64_t answered_not_posted; /* one past the highest sequence we said NOT_POSTED for */
-    uint64_t failed[FAILED_REMEMBERED];
+    struct {
+        uint64_t seq;
+        uint32_t culprit;
+    } failed[FAILED_REMEMBERED]; /* broadcasts that failed here, for members who ask */
     int nfailed;
+    uint64_t srtt_us; /* smoothed round-trip time to receivers, 0 until measured */
     uint64_t rng;
 
     int fatal;
@@ -428,22 +450,23 @@ static int send_data(struct coll_async_mcast *m, struct slot *slot, uint32_t ind
     }
     p = (uint8_t *) send_slot_buffer(m, s);
     encode_header(p, &h);
+    uint64_t now = now_us();
+
     put_be32(p + 24, index);
-    put_be32(p + 28, 0);
+    put_be32(p + 28, 0 != (uint32_t) now ? (uint32_t) now : 1);
     put_be64(p + 32, op->length);
     memcpy(p + DATA_HEADER, op->buffer + (size_t) index * m->payload, bytes);
-    slot->sent_us[index % m->window] = now_us();
+    slot->sent_us[index % m->window] = now;
     return post_packet(m, s, DATA_HEADER + bytes, NO_MEMBER);
 }
 
-/* An ACK or ROOT packet to rank; ranges may be NULL. Dropped when no send slot
- * is free: the protocol asks again. */
+/* An ACK or ROOT packet to rank. Dropped when no send slot is free: the
+ * protocol asks again. */
 static void send_report(struct coll_async_mcast *m, uint32_t rank, uint8_t type, uint64_t seq,
-                        uint8_t state, uint8_t flags, uint32_t count, const struct range *ranges,
-                        int nranges)
+                        const struct report *r)
 {
-    struct header h = {.type = type, .flags = flags, .state = state, .sender = m->config.self,
-                       .group = m->config.group_id, .seq = seq};
+    struct header h = {.type = type, .flags = r->flags, .state = r->state,
+                       .sender = m->config.self, .group = m->config.group_id, .seq = seq};
     int s = take_send_slot(m, false);
     uint8_t *p;
 
@@ -452,31 +475,48 @@ static void send_report(struct coll_async_mcast *m, uint32_t rank, uint8_t type,
     }
     p = (uint8_t *) send_slot_buffer(m, s);
     encode_header(p, &h);
-    put_be32(p + 24, count);
-    p[28] = (uint8_t) nranges;
+    put_be32(p + 24, r->count);
+    p[28] = (uint8_t) r->nranges;
     p[29] = p[30] = p[31] = 0;
-    for (int i = 0; i < nranges; ++i) {
-        put_be32(p + REPORT_HEADER + 8 * i, ranges[i].first);
-        put_be32(p + REPORT_HEADER + 8 * i + 4, ranges[i].count);
+    put_be32(p + 32, r->echo);
+    put_be32(p + 36, r->held_us);
+    for (int i = 0; i < r->nranges; ++i) {
+        put_be32(p + REPORT_HEADER + 8 * i, r->ranges[i].first);
+        put_be32(p + REPORT_HEADER + 8 * i + 4, r->ranges[i].count);
     }
-    if (0 == post_packet(m, s, REPORT_HEADER + 8 * (size_t) nranges, rank) && PKT_ACK == type) {
+    if (0 == post_packet(m, s, REPORT_HEADER + 8 * (size_t) r->nranges, rank) &&
+        PKT_ACK == type) {
         ++m->stats.acks_sent;
     }
 }
 
-/* Completion of broadcasts */
-
-static void remember_failed(struct coll_async_mcast *m, uint64_t seq)
+/* A report that only states something. */
+static void send_state(struct coll_async_mcast *m, uint32_t rank, uint8_t type, uint64_t seq,
+                       uint8_t state, uint32_t count)
 {
-    m->failed[m->nfailed++ % FAILED_REMEMBERED] = seq;
+    struct report r = {.state = state, .count = count};
+
+    send_report(m, rank, type, seq, &r);
 }
 
-static bool was_failed(const struct coll_async_mcast *m, uint64_t seq)
+/* Completion of broadcasts */
+
+static void remember_failed(struct coll_async_mcast *m, uint64_t seq, uint32_t culprit)
+{
+    int i = m->nfailed++ % FAILED_REMEMBERED;
+
+    m->failed[i].seq = seq;
+    m->failed[i].culprit = culprit;
+}
+
+/* Whether broadcast seq failed here; *culprit is the member that stopped answering. */
+static bool was_failed(const struct coll_async_mcast *m, uint64_t seq, uint32_t *culprit)
 {
     int n = m->nfailed < FAILED_REMEMBERED ? m->nfailed : FAILED_REMEMBERED;
 
     for (int i = 0; i < n; ++i) {
-        if (m->failed[i] == seq) {
+        if (m->failed[i].seq == seq) {
+            *culprit = m->failed[i].culprit;
             return true;
         }
     }
@@ -489,7 +529,7 @@ static void slot_finish(struct coll_async_mcast *m, struct slot *slot, int resul
 
     op->result = result;
     if (0 != result) {
-        remember_failed(m, op->seq);
+        remember_failed(m, op->seq, slot->culprit);
     }
     slot->op = NULL;
     queue_push(&m->done, op);
@@ -608,19 +648,23 @@ static int missing_ranges(const struct coll_async_mcast *m, const struct slot *s
 }
 
 /* Tells the root what this receiver holds: cumulatively, and the gaps below limit. */
-static void receiver_report(struct coll_async_mcast *m, struct slot *slot, uint32_t limit,
-                            uint8_t flags)
+static void receiver_report(struct coll_async_mcast *m, struct slot *slot, uint8_t state,
+                            uint32_t limit, uint8_t flags)
 {
-    struct range ranges[MAX_RANGES];
-    int n = missing_ranges(m, slot, limit, ranges);
+    struct report r = {.state = state, .flags = flags, .count = slot->base,
+                       .echo = slot->echo};
+    uint64_t now = now_us();
 
-    if (n > 0) {
+    r.held_us = (uint32_t) (now - slot->echo_at_us);
+    if (STATE_RECEIVING == state) {
+        r.nranges = missing_ranges(m, slot, limit, r.ranges);
+    }
+    if (r.nranges > 0) {
         ++m->stats.gap_reports;
-        slot->gap_report_us = now_us();
+        slot->gap_report_us = now;
     }
     slot->acked_base = slot->base;
-    send_report(m, slot->op->root, PKT_ACK, slot->op->seq, STATE_RECEIVING, flags, slot->base,
-                ranges, n);
+    send_report(m, slot->op->root, PKT_ACK, slot->op->seq, &r);
 }
 
 static uint32_t report_limit(const struct coll_async_mcast *m, const struct slot *slot)
@@ -658,14 +702,13 @@ static void receiver_settle(struct coll_async_mcast *m, struct slot *slot, bool 
     uint64_t now = now_us();
 
     if (slot->base == slot->npackets) {
-        send_report(m, slot->op->root, PKT_ACK, slot->op->seq, STATE_DONE, 0, slot->npackets,
-                    NULL, 0);
+        receiver_report(m, slot, STATE_DONE, 0, 0);
         slot_finish(m, slot, 0);
         return;
     }
     if (answer || slot->base - slot->acked_base >= m->ack_every ||
         (saw_gap && now - slot->gap_report_us >= m->gap_interval_us)) {
-        receiver_report(m, slot, slot->highest, 0);
+        receiver_report(m, slot, STATE_RECEIVING, slot->highest, 0);
     }
 }
 
@@ -680,7 +723,8 @@ static void receiver_heard(struct coll_async_mcast *m, struct slot *slot)
 }
 
 static void receiver_take(struct coll_async_mcast *m, struct slot *slot, const struct header *h,
-                          uint32_t index, uint64_t total, const uint8_t *payload, size_t bytes)
+                          uint32_t index, uint32_t stamp, uint64_t total, const uint8_t *payload,
+                          size_t bytes)
 {
     struct coll_async_mcast_op *op = slot->op;
 
@@ -688,14 +732,19 @@ static void receiver_take(struct coll_async_mcast *m, struct slot *slot, const s
         return; /* someone else's idea of this broadcast: not ours to trust */
     }
     receiver_heard(m, slot);
+    slot->echo = stamp;
+    slot->echo_at_us = slot->heard_us;
     if (total != op->length) {
-        send_report(m, op->root, PKT_ACK, op->seq, STATE_FAILED, 0, 0, NULL, 0);
+        send_state(m, op->root, PKT_ACK, op->seq, STATE_FAILED, 0);
         slot_fail(m, slot, -EMSGSIZE, "the root sends %llu bytes, this member posted %zu",
                   (unsigned long long) total, op->length);
         return;
     }
     if (index >= slot->npackets || bytes != packet_bytes(m, op->length, index)) {
         return; /* malformed */
+    }
+    if (!(h->flags & FLAG_RESENT) && index + 1 < slot->highest) {
+        ++m->stats.reordered;
     }
     if (receiver_place(m, slot, index, payload)) {
         ++m->stats.data_received;
@@ -719,7 +768,7 @@ static void receiver_timer(struct coll_async_mcast *m, struct slot *slot, uint64
                   slot->npackets);
         return;
     }
-    receiver_report(m, slot, report_limit(m, slot), FLAG_ANSWER);
+    receiver_report(m, slot, STATE_RECEIVING, report_limit(m, slot), FLAG_ANSWER);
     slot->report_interval_us *= 2;
     if (slot->report_interval_us > m->failure_us / 4) {
         slot->report_interval_us = m->failure_us / 4;
@@ -737,6 +786,7 @@ static void receiver_root_says(struct coll_async_mcast *m, struct slot *slot,
     if (STATE_FAILED != h->state) {
         return;
     }
+    slot->culprit = count < m->config.nranks ? count : NO_MEMBER;
     if (count < m->config.nranks) {
         slot_fail(m, slot, -EREMOTEIO, "the root gave it up: member %u stopped answering", count);
     } else {
@@ -804,6 +854,7 @@ static void root_fail_member(struct coll_async_mcast *m, struct slot *slot, uint
         [STATE_FAILED] = "failed",
         [STATE_SENDING] = "?",
     };
+    slot->culprit = rank;
     slot_fail(m, slot, -ETIMEDOUT,
               "member %u stopped answering: nothing from it for %llu ms; it %s, %u of %u "
               "packets acknowledged",
@@ -828,16 +879,42 @@ static void root_advance(struct coll_async_mcast *m, struct slot *slot)
     slot->min_acked = min;
 }
 
-static void root_take_ack(struct coll_async_mcast *m, struct slot *slot, const struct header *h,
-                          uint32_t count, const struct range *ranges, int nranges)
+/* Folds the round trip that an echo measured into the smoothed one. */
+static void root_measure(struct coll_async_mcast *m, const struct report *report, uint64_t now)
 {
-    uint32_t r = h->sender;
-    uint64_t now = now_us();
+    uint32_t sample = (uint32_t) now - report->echo - report->held_us;
+
+    if (0 == report->echo || report->held_us > UINT32_MAX / 2 || sample > 10 * 1000 * 1000) {
+        return; /* no echo, or clocks that make no sense */
+    }
+    m->srtt_us = 0 == m->srtt_us ? sample : (7 * m->srtt_us + sample) / 8;
+}
+
+/* How long after sending a packet a gap report naming it is taken to have
+ * crossed the packet: twice the round trip, between 100 us and the resend
+ * timeout (a quarter of it until a round trip was measured). */
+static uint64_t resend_spacing(const struct coll_async_mcast *m)
+{
+    uint64_t spacing = 0 == m->srtt_us ? m->resend_us / 4 : 2 * m->srtt_us;
+
+    if (spacing < 100) {
+        return 100;
+    }
+    return spacing < m->resend_us ? spacing : m->resend_us;
+}
+
+static void root_take_ack(struct coll_async_mcast *m, struct slot *slot, uint32_t r,
+                          const struct report *report)
+{
+    uint32_t count = report->count;
+    uint64_t now = now_us(), spacing;
     bool moved = false;
     int marked = 0;
 
     slot->member_heard_us[r] = now;
-    switch (h->state) {
+    root_measure(m, report, now);
+    spacing = resend_spacing(m);
+    switch (report->state) {
     case STATE_FAILED:
         slot_fail(m, slot, -EREMOTEIO, "member %u gave it up (it posted another length?)", r);
         return;
@@ -864,15 +941,15 @@ static void root_take_ack(struct coll_async_mcast *m, struct slot *slot, const s
             slot->acked[r] = count;
             moved = true;
         }
-        for (int i = 0; i < nranges; ++i) {
-            uint32_t first = ranges[i].first, end = first + ranges[i].count;
+        for (int i = 0; i < report->nranges; ++i) {
+            uint32_t first = report->ranges[i].first, end = first + report->ranges[i].count;
 
             if (end < first || end > slot->next_new) {
                 end = slot->next_new;
             }
             for (uint32_t p = first < slot->min_acked ? slot->min_acked : first; p < end; ++p) {
                 /* Sent a moment ago: it is on its way, or another report asked already. */
-                if (now - slot->sent_us[p % m->window] >= m->gap_interval_us) {
+                if (now - slot->sent_us[p % m->window] >= spacing) {
                     bit_set(m, slot, p);
                     ++marked;
                 }
@@ -891,8 +968,8 @@ static void root_take_ack(struct coll_async_mcast *m, struct slot *slot, const s
         slot_finish(m, slot, 0);
         return;
     }
-    if ((h->flags & FLAG_ANSWER) && 0 == marked) {
-        send_report(m, r, PKT_ROOT, slot->op->seq, STATE_SENDING, 0, 0, NULL, 0);
+    if ((report->flags & FLAG_ANSWER) && 0 == marked) {
+        send_state(m, r, PKT_ROOT, slot->op->seq, STATE_SENDING, 0);
     }
 }
 
@@ -906,7 +983,7 @@ static int root_send(struct coll_async_mcast *m, struct slot *slot, int budget)
         if (!bit_test(m, slot, i)) {
             continue;
         }
-        if (0 != send_data(m, slot, i, 0)) {
+        if (0 != send_data(m, slot, i, FLAG_RESENT)) {
             return sent;
         }
         bit_clear(m, slot, i);
@@ -952,7 +1029,7 @@ static void root_timer(struct coll_async_mcast *m, struct slot *slot, uint64_t n
         if (poke >= slot->next_new) {
             poke = slot->next_new - 1;
         }
-        if (0 == send_data(m, slot, poke, FLAG_ANSWER)) {
+        if (0 == send_data(m, slot, poke, FLAG_ANSWER | FLAG_RESENT)) {
             bit_clear(m, slot, poke);
             ++m->stats.data_resent;
         }
@@ -984,6 +1061,9 @@ static void slot_start(struct coll_async_mcast *m, struct slot *slot,
     slot->next_new = slot->min_acked = slot->done_count = 0;
     slot->poke_interval_us = m->resend_us;
     slot->poke_at_us = now + m->resend_us;
+    slot->culprit = NO_MEMBER;
+    slot->echo = 0;
+    slot->echo_at_us = now;
     if (slot->root) {
         for (uint32_t r = 0; r < m->config.nranks; ++r) {
             slot->acked[r] = 0;
@@ -1041,7 +1121,7 @@ static void take_inactive_data(struct coll_async_mcast *m, const struct header *
     if (h->seq >= m->activated_seq) {
         stage(m, h, index, total, payload, bytes);
         if (h->flags & FLAG_ANSWER) {
-            send_report(m, h->sender, PKT_ACK, h->seq, STATE_NOT_POSTED, 0, 0, NULL, 0);
+            send_state(m, h->sender, PKT_ACK, h->seq, STATE_NOT_POSTED, 0);
             if (h->seq >= m->answered_not_posted) {
                 m->answered_not_posted = h->seq + 1;
             }
@@ -1050,10 +1130,11 @@ static void take_inactive_data(struct coll_async_mcast *m, const struct header *
     }
     /* A broadcast finished here: the root lost our last word. */
     if (h->flags & FLAG_ANSWER) {
-        bool failed = was_failed(m, h->seq);
+        uint32_t culprit;
+        bool failed = was_failed(m, h->seq, &culprit);
 
-        send_report(m, h->sender, PKT_ACK, h->seq, failed ? STATE_FAILED : STATE_DONE, 0,
-                    failed ? 0 : packets_of(m, total), NULL, 0);
+        send_state(m, h->sender, PKT_ACK, h->seq, failed ? STATE_FAILED : STATE_DONE,
+                   failed ? 0 : packets_of(m, total));
     }
 }
 
@@ -1061,7 +1142,7 @@ static void on_data(struct coll_async_mcast *m, const struct header *h, const ui
                     size_t length)
 {
     struct slot *slot;
-    uint32_t index;
+    uint32_t index, stamp;
     uint64_t total;
 
     if (length < DATA_HEADER) {
@@ -1077,53 +1158,55 @@ static void on_data(struct coll_async_mcast *m, const struct header *h, const ui
         }
     }
     index = get_be32(p + 24);
+    stamp = get_be32(p + 28);
     total = get_be64(p + 32);
     slot = slot_of(m, h->seq);
     if (NULL == slot) {
         take_inactive_data(m, h, index, total, p + DATA_HEADER, length - DATA_HEADER);
     } else if (!slot->root) {
-        receiver_take(m, slot, h, index, total, p + DATA_HEADER, length - DATA_HEADER);
+        receiver_take(m, slot, h, index, stamp, total, p + DATA_HEADER, length - DATA_HEADER);
     }
 }
 
 static void on_report(struct coll_async_mcast *m, const struct header *h, const uint8_t *p,
                       size_t length)
 {
-    struct range ranges[MAX_RANGES];
+    struct report r = {.state = h->state, .flags = h->flags};
     struct slot *slot;
-    uint32_t count;
-    int nranges;
+    uint32_t culprit;
 
     if (length < REPORT_HEADER) {
         return;
     }
-    count = get_be32(p + 24);
-    nranges = p[28];
-    if (nranges > MAX_RANGES || length < REPORT_HEADER + 8 * (size_t) nranges) {
+    r.count = get_be32(p + 24);
+    r.nranges = p[28];
+    r.echo = get_be32(p + 32);
+    r.held_us = get_be32(p + 36);
+    if (r.nranges > MAX_RANGES || length < REPORT_HEADER + 8 * (size_t) r.nranges) {
         return;
     }
-    for (int i = 0; i < nranges; ++i) {
-        ranges[i].first = get_be32(p + REPORT_HEADER + 8 * i);
-        ranges[i].count = get_be32(p + REPORT_HEADER + 8 * i + 4);
+    for (int i = 0; i < r.nranges; ++i) {
+        r.ranges[i].first = get_be32(p + REPORT_HEADER + 8 * i);
+        r.ranges[i].count = get_be32(p + REPORT_HEADER + 8 * i + 4);
     }
     slot = slot_of(m, h->seq);
     if (PKT_ROOT == h->type) {
         if (NULL != slot && !slot->root) {
-            receiver_root_says(m, slot, h, count);
+            receiver_root_says(m, slot, h, r.count);
         }
         return;
     }
     ++m->stats.acks_received;
     if (NULL != slot) {
         if (slot->root) {
-            root_take_ack(m, slot, h, count, ranges, nranges);
+            root_take_ack(m, slot, h->sender, &r);
         }
     } else if (!(h->flags & FLAG_ANSWER)) {
         return;
     } else if (h->seq >= m->activated_seq) {
-        send_report(m, h->sender, PKT_ROOT, h->seq, STATE_NOT_POSTED, 0, 0, NULL, 0);
-    } else if (was_failed(m, h->seq)) {
-        send_report(m, h->sender, PKT_ROOT, h->seq, STATE_FAILED, 0, m->config.nranks, NULL, 0);
+        send_state(m, h->sender, PKT_ROOT, h->seq, STATE_NOT_POSTED, 0);
+    } else if (was_failed(m, h->seq, &culprit)) {
+        send_state(m, h->sender, PKT_ROOT, h->seq, STATE_FAILED, culprit);
     }
 }
 

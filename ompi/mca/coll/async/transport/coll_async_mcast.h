@@ -123,6 +123,7 @@ struct coll_async_mcast_stats {
     uint64_t acks_sent, acks_received;
     uint64_t gap_reports;    /* acknowledgements that named missing packets */
     uint64_t timeouts;       /* resend timers that fired */
+    uint64_t reordered;      /* first sendings that came after a later packet */
 };
 
 /* Creates the QP and starts joining the group. 0, -ENODEV when no usable RDMA
