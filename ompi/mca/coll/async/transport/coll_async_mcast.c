@@ -7,15 +7,20 @@
  *   sender (4)  the rank that sent it
  *   group (8)   the group id (several ids may share one multicast address)
  *   seq (8)     the broadcast's sequence
- * DATA (root -> group) goes on with index (4), a stamp (4: the root's clock in
- * microseconds, never 0), the broadcast's length (8), then the payload. ACK
- * (receiver -> root) and ROOT (root -> receiver) go on with a count (4: ACK, the
- * packets held from index 0 on; ROOT FAILED, the member that stopped answering),
- * the number of ranges (1), 3 zero bytes, an echo (4: ACK, the stamp of the
- * root's latest packet) and how long ago that packet came (4, microseconds),
- * then that many ranges of missing packets as (first, count) pairs of 4 bytes.
- * state says what the sender knows of the broadcast (enum bcast_state). The
- * echoes give the root its round-trip time, which spaces resends of a packet.
+ * DATA (root -> group) goes on with index (4), a stamp (4: the root's count of
+ * data packets sent, never 0), the broadcast's length (8), then the payload.
+ * ACK (receiver -> root) and ROOT (root -> receiver) go on with a count (4: ACK,
+ * the packets held from index 0 on; ROOT FAILED, the member that stopped
+ * answering), the number of ranges (1), 3 zero bytes, an echo (4: ACK, the stamp
+ * of the root's latest data packet to arrive), then that many ranges of missing
+ * packets as (first, count) pairs of 4 bytes. state says what the sender knows
+ * of the broadcast (enum bcast_state).
+ *
+ * The echo decides resends: packets from one QP arrive in the order sent, so a
+ * report naming packet p missing proves the last sending of p lost only when its
+ * echo is newer than that sending. Older reports crossed the resend on the way
+ * (a receiver that asked late, or a second receiver missing the same packet),
+ * and resending for them would only make duplicates.
  */
 
 #define _GNU_SOURCE
@@ -44,7 +49,7 @@
 #define GRH_BYTES 40 /* UD receive buffers start with room for the GRH */
 #define HEADER 24
 #define DATA_HEADER 40
-#define REPORT_HEADER 40
+#define REPORT_HEADER 36
 #define MAX_RANGES 32
 #define MIN_MTU 256
 #define DEFAULT_WINDOW 128
@@ -93,7 +98,7 @@ struct range {
 struct report {
     uint8_t state, flags;
     uint32_t count;
-    uint32_t echo, held_us;
+    uint32_t echo;
     int nranges;
     struct range ranges[MAX_RANGES];
 };
@@ -121,7 +126,6 @@ struct slot {
     uint32_t acked_base;      /* base as last acknowledged */
     uint64_t heard_us;        /* the root's last word */
     uint32_t echo;            /* the stamp of the root's latest data packet */
-    uint64_t echo_at_us;      /* when it came */
     uint64_t gap_report_us;
     uint64_t report_at_us, report_interval_us;
 
@@ -132,7 +136,7 @@ struct slot {
     uint32_t *acked;          /* [nranks] */
     uint8_t *state;           /* [nranks] */
     uint64_t *member_heard_us; /* [nranks] */
-    uint64_t *sent_us;        /* [window] last send of each packet in flight */
+    uint32_t *sent_stamp;     /* [window] the stamp of each packet's last sending */
     uint64_t poke_at_us, poke_interval_us;
     uint32_t culprit;         /* the member whose silence failed it, or NO_MEMBER */
 };
@@ -197,7 +201,7 @@ struct coll_async_mcast {
         uint32_t culprit;
     } failed[FAILED_REMEMBERED]; /* broadcasts that failed here, for members who ask */
     int nfailed;
-    uint64_t srtt_us; /* smoothed round-trip time to receivers, 0 until measured */
+    uint32_t stamp;   /* data packets sent (the last one's stamp) */
     uint64_t rng;
 
     int fatal;
@@ -448,15 +452,16 @@ static int send_data(struct coll_async_mcast *m, struct slot *slot, uint32_t ind
     if (s < 0) {
         return -EAGAIN;
     }
+    if (0 == ++m->stamp) {
+        m->stamp = 1; /* 0 is "no echo" */
+    }
     p = (uint8_t *) send_slot_buffer(m, s);
     encode_header(p, &h);
-    uint64_t now = now_us();
-
     put_be32(p + 24, index);
-    put_be32(p + 28, 0 != (uint32_t) now ? (uint32_t) now : 1);
+    put_be32(p + 28, m->stamp);
     put_be64(p + 32, op->length);
     memcpy(p + DATA_HEADER, op->buffer + (size_t) index * m->payload, bytes);
-    slot->sent_us[index % m->window] = now;
+    slot->sent_stamp[index % m->window] = m->stamp;
     return post_packet(m, s, DATA_HEADER + bytes, NO_MEMBER);
 }
 
@@ -479,7 +484,6 @@ static void send_report(struct coll_async_mcast *m, uint32_t rank, uint8_t type,
     p[28] = (uint8_t) r->nranges;
     p[29] = p[30] = p[31] = 0;
     put_be32(p + 32, r->echo);
-    put_be32(p + 36, r->held_us);
     for (int i = 0; i < r->nranges; ++i) {
         put_be32(p + REPORT_HEADER + 8 * i, r->ranges[i].first);
         put_be32(p + REPORT_HEADER + 8 * i + 4, r->ranges[i].count);
@@ -655,7 +659,6 @@ static void receiver_report(struct coll_async_mcast *m, struct slot *slot, uint8
                        .echo = slot->echo};
     uint64_t now = now_us();
 
-    r.held_us = (uint32_t) (now - slot->echo_at_us);
     if (STATE_RECEIVING == state) {
         r.nranges = missing_ranges(m, slot, limit, r.ranges);
     }
@@ -732,8 +735,9 @@ static void receiver_take(struct coll_async_mcast *m, struct slot *slot, const s
         return; /* someone else's idea of this broadcast: not ours to trust */
     }
     receiver_heard(m, slot);
-    slot->echo = stamp;
-    slot->echo_at_us = slot->heard_us;
+    if (0 == slot->echo || (int32_t) (stamp - slot->echo) > 0) {
+        slot->echo = stamp;
+    }
     if (total != op->length) {
         send_state(m, op->root, PKT_ACK, op->seq, STATE_FAILED, 0);
         slot_fail(m, slot, -EMSGSIZE, "the root sends %llu bytes, this member posted %zu",
@@ -879,41 +883,24 @@ static void root_advance(struct coll_async_mcast *m, struct slot *slot)
     slot->min_acked = min;
 }
 
-/* Folds the round trip that an echo measured into the smoothed one. */
-static void root_measure(struct coll_async_mcast *m, const struct report *report, uint64_t now)
+/* Whether the report was written after the receiver got a packet sent after
+ * packet p's last sending (stamps compared modulo 2^32). */
+static bool report_after_sending(const struct coll_async_mcast *m, const struct slot *slot,
+                                 const struct report *report, uint32_t p)
 {
-    uint32_t sample = (uint32_t) now - report->echo - report->held_us;
-
-    if (0 == report->echo || report->held_us > UINT32_MAX / 2 || sample > 10 * 1000 * 1000) {
-        return; /* no echo, or clocks that make no sense */
-    }
-    m->srtt_us = 0 == m->srtt_us ? sample : (7 * m->srtt_us + sample) / 8;
-}
-
-/* How long after sending a packet a gap report naming it is taken to have
- * crossed the packet: twice the round trip, between 100 us and the resend
- * timeout (a quarter of it until a round trip was measured). */
-static uint64_t resend_spacing(const struct coll_async_mcast *m)
-{
-    uint64_t spacing = 0 == m->srtt_us ? m->resend_us / 4 : 2 * m->srtt_us;
-
-    if (spacing < 100) {
-        return 100;
-    }
-    return spacing < m->resend_us ? spacing : m->resend_us;
+    return 0 != report->echo &&
+           (int32_t) (report->echo - slot->sent_stamp[p % m->window]) > 0;
 }
 
 static void root_take_ack(struct coll_async_mcast *m, struct slot *slot, uint32_t r,
                           const struct report *report)
 {
     uint32_t count = report->count;
-    uint64_t now = now_us(), spacing;
+    uint64_t now = now_us();
     bool moved = false;
     int marked = 0;
 
     slot->member_heard_us[r] = now;
-    root_measure(m, report, now);
-    spacing = resend_spacing(m);
     switch (report->state) {
     case STATE_FAILED:
         slot_fail(m, slot, -EREMOTEIO, "member %u gave it up (it posted another length?)", r);
@@ -948,8 +935,7 @@ static void root_take_ack(struct coll_async_mcast *m, struct slot *slot, uint32_
                 end = slot->next_new;
             }
             for (uint32_t p = first < slot->min_acked ? slot->min_acked : first; p < end; ++p) {
-                /* Sent a moment ago: it is on its way, or another report asked already. */
-                if (now - slot->sent_us[p % m->window] >= spacing) {
+                if (report_after_sending(m, slot, report, p)) {
                     bit_set(m, slot, p);
                     ++marked;
                 }
@@ -1063,7 +1049,6 @@ static void slot_start(struct coll_async_mcast *m, struct slot *slot,
     slot->poke_at_us = now + m->resend_us;
     slot->culprit = NO_MEMBER;
     slot->echo = 0;
-    slot->echo_at_us = now;
     if (slot->root) {
         for (uint32_t r = 0; r < m->config.nranks; ++r) {
             slot->acked[r] = 0;
@@ -1181,7 +1166,6 @@ static void on_report(struct coll_async_mcast *m, const struct header *h, const 
     r.count = get_be32(p + 24);
     r.nranges = p[28];
     r.echo = get_be32(p + 32);
-    r.held_us = get_be32(p + 36);
     if (r.nranges > MAX_RANGES || length < REPORT_HEADER + 8 * (size_t) r.nranges) {
         return;
     }
@@ -1700,9 +1684,9 @@ static int alloc_state(struct coll_async_mcast *m)
         slot->acked = calloc(n, sizeof(uint32_t));
         slot->state = calloc(n, 1);
         slot->member_heard_us = calloc(n, sizeof(uint64_t));
-        slot->sent_us = calloc(m->window, sizeof(uint64_t));
+        slot->sent_stamp = calloc(m->window, sizeof(uint32_t));
         if (NULL == slot->bits || NULL == slot->acked || NULL == slot->state ||
-            NULL == slot->member_heard_us || NULL == slot->sent_us) {
+            NULL == slot->member_heard_us || NULL == slot->sent_stamp) {
             return -ENOMEM;
         }
     }
@@ -1944,7 +1928,7 @@ void coll_async_mcast_destroy(struct coll_async_mcast *m)
         free(m->slots[i].acked);
         free(m->slots[i].state);
         free(m->slots[i].member_heard_us);
-        free(m->slots[i].sent_us);
+        free(m->slots[i].sent_stamp);
     }
     free(m->members);
     free(m->staged);
