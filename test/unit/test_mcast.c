@@ -560,7 +560,7 @@ static void bench_body(int rank, int nranks, const struct options *options)
     struct coll_async_mcast *pairs[MAX_RANKS] = {NULL};
     struct coll_async_mcast_stats before, after;
     uint8_t *buffer = make_buffer(0, 0, rank, BENCH_BYTES);
-    double start, elapsed;
+    double start = 0, elapsed;
 
     for (int run = -2; run < BENCH_RUNS; ++run) { /* two warm-up runs */
         struct coll_async_mcast_op op = {0};

@@ -145,7 +145,7 @@ struct slot {
 struct staged {
     bool used;
     uint64_t seq, total;
-    uint32_t root, length;
+    uint32_t root, length, stamp;
 };
 
 struct op_queue {
@@ -725,6 +725,14 @@ static void receiver_heard(struct coll_async_mcast *m, struct slot *slot)
     slot->report_at_us = now + m->resend_us;
 }
 
+/* The newest stamp seen (modulo 2^32), for the next report's echo. */
+static void receiver_echo(struct slot *slot, uint32_t stamp)
+{
+    if (0 == slot->echo || (int32_t) (stamp - slot->echo) > 0) {
+        slot->echo = stamp;
+    }
+}
+
 static void receiver_take(struct coll_async_mcast *m, struct slot *slot, const struct header *h,
                           uint32_t index, uint32_t stamp, uint64_t total, const uint8_t *payload,
                           size_t bytes)
@@ -735,9 +743,7 @@ static void receiver_take(struct coll_async_mcast *m, struct slot *slot, const s
         return; /* someone else's idea of this broadcast: not ours to trust */
     }
     receiver_heard(m, slot);
-    if (0 == slot->echo || (int32_t) (stamp - slot->echo) > 0) {
-        slot->echo = stamp;
-    }
+    receiver_echo(slot, stamp);
     if (total != op->length) {
         send_state(m, op->root, PKT_ACK, op->seq, STATE_FAILED, 0);
         slot_fail(m, slot, -EMSGSIZE, "the root sends %llu bytes, this member posted %zu",
@@ -801,7 +807,7 @@ static void receiver_root_says(struct coll_async_mcast *m, struct slot *slot,
 /* Early packets */
 
 static void stage(struct coll_async_mcast *m, const struct header *h, uint32_t index,
-                  uint64_t total, const uint8_t *payload, size_t bytes)
+                  uint32_t stamp, uint64_t total, const uint8_t *payload, size_t bytes)
 {
     struct staged *entry;
 
@@ -817,12 +823,14 @@ static void stage(struct coll_async_mcast *m, const struct header *h, uint32_t i
     entry->total = total;
     entry->root = h->sender;
     entry->length = (uint32_t) bytes;
+    entry->stamp = stamp;
     memcpy(m->staging + (size_t) index * m->payload, payload, bytes);
     ++m->stats.staged;
 }
 
 /* Moves the staged packets of slot's broadcast into its buffer, dropping those
- * of broadcasts already past; how many it took. */
+ * of broadcasts already past; how many it took. Their stamps count as received,
+ * so the first report can prove losses. */
 static uint32_t adopt_staged(struct coll_async_mcast *m, struct slot *slot)
 {
     struct coll_async_mcast_op *op = slot->op;
@@ -840,6 +848,7 @@ static uint32_t adopt_staged(struct coll_async_mcast *m, struct slot *slot)
             receiver_place(m, slot, i, (const uint8_t *) m->staging + (size_t) i * m->payload)) {
             ++m->stats.data_received;
             ++taken;
+            receiver_echo(slot, entry->stamp);
         }
     }
     return taken;
@@ -1101,10 +1110,11 @@ static int activate(struct coll_async_mcast *m)
 
 /* A data packet for a broadcast that is not active here. */
 static void take_inactive_data(struct coll_async_mcast *m, const struct header *h, uint32_t index,
-                               uint64_t total, const uint8_t *payload, size_t bytes)
+                               uint32_t stamp, uint64_t total, const uint8_t *payload,
+                               size_t bytes)
 {
     if (h->seq >= m->activated_seq) {
-        stage(m, h, index, total, payload, bytes);
+        stage(m, h, index, stamp, total, payload, bytes);
         if (h->flags & FLAG_ANSWER) {
             send_state(m, h->sender, PKT_ACK, h->seq, STATE_NOT_POSTED, 0);
             if (h->seq >= m->answered_not_posted) {
@@ -1147,7 +1157,7 @@ static void on_data(struct coll_async_mcast *m, const struct header *h, const ui
     total = get_be64(p + 32);
     slot = slot_of(m, h->seq);
     if (NULL == slot) {
-        take_inactive_data(m, h, index, total, p + DATA_HEADER, length - DATA_HEADER);
+        take_inactive_data(m, h, index, stamp, total, p + DATA_HEADER, length - DATA_HEADER);
     } else if (!slot->root) {
         receiver_take(m, slot, h, index, stamp, total, p + DATA_HEADER, length - DATA_HEADER);
     }

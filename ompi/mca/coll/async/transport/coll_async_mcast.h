@@ -20,8 +20,10 @@
  *  - acknowledgements: a receiver acks cumulatively every window/4 packets and
  *    when it has everything, reports gaps (ranges of missing packets) when it sees
  *    one, at most every resend_timeout/4, and reports its state when it has heard
- *    nothing for resend_timeout; the root resends the gaps (into the group: who
- *    has them drops the duplicates), and when no acknowledgement moved for
+ *    nothing for resend_timeout (backing off); the root resends a gap into the
+ *    group (who has it drops the duplicate) when the report proves its last
+ *    sending lost (the report echoes the newest packet that came, and packets
+ *    arrive in the order sent), and when no acknowledgement moved for
  *    resend_timeout it resends the slowest receiver's first missing packet marked
  *    "answer me" (backing off while receivers say they have not posted yet);
  *  - early packets: packets of a broadcast this member has not posted yet go to a
