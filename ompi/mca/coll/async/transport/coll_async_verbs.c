@@ -1062,7 +1062,7 @@ static void connected(struct coll_async_verbs *verbs, struct conn *conn, const u
 static const char *reject_reason(const uint8_t *data, size_t length)
 {
     if (length < 8 || CONNECT_MAGIC != get32(data)) {
-        return "connection rejected (no coll/async listener there?)";
+        return "connection rejected (the peer is gone, or no coll/async listener there)";
     }
     switch (get32(data + 4)) {
     case REJECT_EAGER_LIMIT:
@@ -1155,7 +1155,7 @@ static struct coll_async_verbs_peer *connect_request(struct coll_async_verbs *ve
     rc = accept_conn(verbs, conn);
     if (0 != rc) {
         (void) rdma_reject(id, NULL, 0);
-        peer_fail(verbs, peer, conn, "accept", rc);
+        peer_fail(verbs, peer, conn, "accept (the peer may be gone)", rc);
         return NULL;
     }
     conn_arm(verbs, conn);
