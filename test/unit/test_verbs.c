@@ -6,8 +6,9 @@
  * 8 MiB bytes with the receive posted before and after the send, two transfers
  * in flight to one peer, both peers sending at once, striping over two ports,
  * receives too small on either path, a READY crossing a SMALL of the same tag,
- * buffers freed and reallocated between transfers, refused connections and a
- * peer killed mid-transfer.
+ * buffers freed and reallocated between transfers, refused and timed-out
+ * connections, destroy cancelling what is in flight, and a peer killed
+ * mid-transfer.
  *
  * Where discovery finds no port (a host without RDMA), it exits 77: skipped.
  * Run it in a guest with soft-RoCE: test/vm --rxe 2 -- test/unit/test_verbs.
@@ -895,6 +896,84 @@ static void test_connect_refused(void **state)
     run_ranks(1, refused);
 }
 
+/* A peer that never answers (its transport never progresses, so its listener
+ * never accepts): the connection times out; then destroy cancels what is left. */
+
+static int completions;
+
+static void count_completion(struct coll_async_verbs_op *op)
+{
+    (void) op;
+    ++completions;
+}
+
+static void silent(int rank, int nranks)
+{
+    struct coll_async_verbs *verbs, *mute;
+    struct coll_async_verbs_op op = {0};
+    struct timespec start, end;
+    long ms;
+
+    (void) nranks;
+    setup.connect_timeout_ms = 500;
+    verbs = open_transport(rank, 2, NULL, NULL);
+    mute = open_transport(1, 2, NULL, NULL);
+    CHECK(0 == coll_async_verbs_add_peer(verbs, 1, shared->blob[1], shared->blob_length[1]));
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    POSTED(coll_async_verbs_send_eager(verbs, 1, 0, "x", 1, &op), &op);
+    wait_op(verbs, &op);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    ms = (end.tv_sec - start.tv_sec) * 1000 + (end.tv_nsec - start.tv_nsec) / 1000000;
+    fprintf(stderr, "after %ld ms: %s\n", ms, op.error);
+    CHECK(-ETIMEDOUT == op.status && NULL != strstr(op.error, "not established in time"));
+    CHECK(ms >= 450 && ms < 5000);
+    coll_async_verbs_destroy(mute);
+    coll_async_verbs_destroy(verbs);
+}
+
+static void test_connect_timeout(void **state)
+{
+    (void) state;
+    run_ranks(1, silent);
+}
+
+static void cancelled(int rank, int nranks)
+{
+    struct coll_async_verbs *verbs = open_all(rank, nranks, NULL, NULL);
+    static uint8_t data[100000];
+    struct coll_async_verbs_op ops[4] = {{0}};
+
+    if (0 == rank) {
+        for (int i = 0; i < 4; ++i) {
+            ops[i].complete = count_completion;
+        }
+        /* A receive nobody sends to, a send waiting for a READY that never comes,
+         * and, behind them, a small send and an eager message. */
+        POSTED(coll_async_verbs_recv_bulk(verbs, 1, 1, data, sizeof(data), &ops[0]), &ops[0]);
+        POSTED(coll_async_verbs_send_bulk(verbs, 1, 2, data, sizeof(data), &ops[1]), &ops[1]);
+        linger(verbs, 200);
+        POSTED(coll_async_verbs_send_bulk(verbs, 1, 3, data, 10, &ops[2]), &ops[2]);
+        POSTED(coll_async_verbs_send_eager(verbs, 1, 4, data, 10, &ops[3]), &ops[3]);
+        coll_async_verbs_destroy(verbs);
+        CHECK(-ECANCELED == ops[0].status && -ECANCELED == ops[1].status);
+        CHECK(NULL != strstr(ops[0].error, "peer 1") && NULL != strstr(ops[0].error,
+                                                                       "transport closed"));
+        /* The last two may have gone out before destroy; none is left pending. */
+        CHECK(ops[2].status <= 0 && ops[3].status <= 0);
+        CHECK(4 == completions);
+        barrier(NULL);
+    } else {
+        barrier(NULL);
+        coll_async_verbs_destroy(verbs);
+    }
+}
+
+static void test_destroy_cancels(void **state)
+{
+    (void) state;
+    run_ranks(2, cancelled);
+}
+
 /* A peer killed mid-transfer */
 
 static int victim_ready[2];
@@ -1078,6 +1157,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_ready_crossing_small, setup_defaults),
         cmocka_unit_test_setup(test_reallocated_buffers, setup_defaults),
         cmocka_unit_test_setup(test_connect_refused, setup_defaults),
+        cmocka_unit_test_setup(test_connect_timeout, setup_defaults),
+        cmocka_unit_test_setup(test_destroy_cancels, setup_defaults),
         cmocka_unit_test_setup(test_peer_killed, setup_defaults),
     };
     const struct CMUnitTest benches[] = {
