@@ -17,11 +17,22 @@
  *  - eager messages: SENDs into receive buffers the receiver posted in advance,
  *    with credits (the sender never sends more than the receiver posted; credits
  *    come back with the receiver's own messages, or alone when it has none);
- *  - bulk transfers: the receiver registers its buffer (through the registration
- *    cache) and tells the sender where it is (address, rkey, per port); the sender
- *    RDMA-WRITEs with immediate straight into it, chunk by chunk, striped over the
- *    ports both sides have; the immediate data completes the transfer at the
- *    receiver, which never copies.
+ *  - bulk transfers of at most eager_limit bytes: one SEND, copied once into the
+ *    posted receive, or staged until it is posted (as TCP's);
+ *  - longer bulk transfers: the receiver registers its buffer (through the
+ *    registration cache) and, as soon as the receive is posted, tells the sender
+ *    where it is (a "ready": address, capacity, rkey per port); the sender, once
+ *    that has come (a send posted earlier waits for it), announces the length
+ *    and RDMA-WRITEs with immediate straight into the buffer, chunk by chunk,
+ *    striped over the ports both sides have; the receiver counts the bytes the
+ *    immediates report and never copies.
+ *
+ * A receive smaller than the transfer fails with -EMSGSIZE, and so does the send
+ * when the receive was posted first (always for transfers above eager_limit);
+ * a small transfer staged before a too small receive makes that recv_bulk
+ * return -EMSGSIZE, its send having completed. Sends complete when the peer's
+ * device has acknowledged them. add_peer must be called for every peer that
+ * sends to this process too: credits and readies go back on this side's own QPs.
  *
  * A completion with an error, a disconnect, or a connection not made within
  * connect_timeout_ms fails every operation on that peer with -errno and a message
@@ -122,7 +133,8 @@ int coll_async_verbs_address(const struct coll_async_verbs *verbs, void *blob, s
 int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t peer, const void *blob,
                               size_t length);
 
-/* As the TCP transport's. */
+/* As the TCP transport's (a tag names one transfer at a time per direction);
+ * -EHOSTUNREACH before add_peer. */
 int coll_async_verbs_send_eager(struct coll_async_verbs *verbs, uint32_t peer, uint64_t tag,
                                 const void *data, size_t length, struct coll_async_verbs_op *op);
 int coll_async_verbs_send_bulk(struct coll_async_verbs *verbs, uint32_t peer, uint64_t tag,
