@@ -694,6 +694,7 @@ static void too_small(int rank, int nranks)
     if (0 == rank) {
         struct coll_async_verbs_op op = {0};
 
+        fill(data, 100, 0, 7);
         POSTED(coll_async_verbs_send_bulk(verbs, 1, 99, data, 100, &op), &op);
         wait_op(verbs, &op);
         SUCCEEDED(op);
@@ -704,6 +705,11 @@ static void too_small(int rank, int nranks)
         barrier(verbs);
         linger(verbs, 50);
         CHECK(-EMSGSIZE == coll_async_verbs_recv_bulk(verbs, 0, 99, data, 10, &op));
+        /* The staged transfer waits for a receive it fits. */
+        CHECK(0 == coll_async_verbs_recv_bulk(verbs, 0, 99, data, 100, &op));
+        wait_op(verbs, &op);
+        SUCCEEDED(op);
+        CHECK(100 == op.bytes && holds(data, 100, 0, 7));
     }
     /* The peers still work. */
     {

@@ -1912,27 +1912,27 @@ int coll_async_verbs_send_bulk(struct coll_async_verbs *verbs, uint32_t id, uint
     return 0;
 }
 
-static struct unexpected *take_unexpected(struct coll_async_verbs_peer *peer, uint64_t tag)
+static struct unexpected **find_unexpected(struct coll_async_verbs_peer *peer, uint64_t tag)
 {
-    for (struct unexpected **p = &peer->unexpected; NULL != *p; p = &(*p)->next) {
-        if ((*p)->tag == tag) {
-            struct unexpected *u = *p;
+    struct unexpected **p = &peer->unexpected;
 
-            *p = u->next;
-            return u;
-        }
+    while (NULL != *p && (*p)->tag != tag) {
+        p = &(*p)->next;
     }
-    return NULL;
+    return p;
 }
 
-/* A receive posted after its SMALL came takes the staged copy. */
+/* A receive posted after its SMALL came takes the staged copy; one too small
+ * leaves it for a bigger one, as TCP's does. */
 static int recv_staged(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op,
-                       struct unexpected *u)
+                       struct unexpected **p)
 {
+    struct unexpected *u = *p;
+
     if (u->length > op->length) {
-        free(u);
         return -EMSGSIZE;
     }
+    *p = u->next;
     if (u->length > 0) {
         memcpy(op->buffer, u->data, u->length);
     }
@@ -1946,7 +1946,7 @@ int coll_async_verbs_recv_bulk(struct coll_async_verbs *verbs, uint32_t id, uint
                                void *buffer, size_t length, struct coll_async_verbs_op *op)
 {
     struct coll_async_verbs_peer *peer;
-    struct unexpected *u;
+    struct unexpected **staged;
     int rc;
 
     if (NULL == (peer = peer_for_op(verbs, id, op, &rc))) {
@@ -1956,8 +1956,8 @@ int coll_async_verbs_recv_bulk(struct coll_async_verbs *verbs, uint32_t id, uint
         return -EBUSY;
     }
     op_start(op, peer, tag, buffer, length, STAGE_READY);
-    if (NULL != (u = take_unexpected(peer, tag))) {
-        return recv_staged(verbs, op, u);
+    if (NULL != *(staged = find_unexpected(peer, tag))) {
+        return recv_staged(verbs, op, staged);
     }
     if (length > verbs->config.eager_limit) {
         struct coll_async_verbs_cache_entry *entry;
