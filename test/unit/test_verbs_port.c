@@ -98,7 +98,8 @@ static void write_file(const char *root, const char *path, const char *text)
     FILE *file;
 
     snprintf(full, sizeof(full), "%s/%s", root, path);
-    for (slash = strchr(full + strlen(root) + 1, '/'); NULL != slash; slash = strchr(slash + 1, '/')) {
+    for (slash = strchr(full + strlen(root) + 1, '/'); NULL != slash;
+         slash = strchr(slash + 1, '/')) {
         *slash = '\0';
         (void) mkdir(full, 0755);
         *slash = '/';

@@ -536,9 +536,9 @@ static void describe(struct coll_async_verbs_peer *peer, const struct conn *conn
     inet_ntop(AF_INET, &conn->remote.sin_addr, remote, sizeof(remote));
     snprintf(peer->message, sizeof(peer->message),
              "verbs: peer %u, link %d (%s %s %s -> %s:%u, %s): %s: %s", peer->id, conn->link,
-             port_name(conn->port, name, sizeof(name)), local, conn->outbound ? "connected" : "accepted",
-             remote, ntohs(conn->remote.sin_port), conn->outbound ? "sending" : "receiving", what,
-             strerror(-err));
+             port_name(conn->port, name, sizeof(name)), local,
+             conn->outbound ? "connected" : "accepted", remote, ntohs(conn->remote.sin_port),
+             conn->outbound ? "sending" : "receiving", what, strerror(-err));
 }
 
 static void conn_settle(struct coll_async_verbs *verbs, struct conn *conn)

@@ -73,7 +73,8 @@ static void list_push_front(struct entry_list *list, struct coll_async_verbs_cac
 }
 
 /* Takes entry out of the findable set (the lock is held). */
-static void uncache(struct coll_async_verbs_cache *cache, struct coll_async_verbs_cache_entry *entry)
+static void uncache(struct coll_async_verbs_cache *cache,
+                    struct coll_async_verbs_cache_entry *entry)
 {
     list_remove(&cache->cached, entry);
     entry->cached = false;
