@@ -44,6 +44,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "coll_async_mcast.h"
+#include "coll_async_op_queue.h"
 
 #define PROTOCOL_VERSION 1
 #define GRH_BYTES 40 /* UD receive buffers start with room for the GRH */
@@ -148,9 +149,7 @@ struct staged {
     uint32_t root, length, stamp;
 };
 
-struct op_queue {
-    struct coll_async_mcast_op *head, *tail;
-};
+COLL_ASYNC_OP_QUEUE(struct coll_async_mcast_op)
 
 struct coll_async_mcast {
     struct coll_async_mcast_config config;
@@ -266,30 +265,6 @@ static void say(char *why, size_t why_len, const char *format, ...)
     va_start(ap, format);
     vsnprintf(why, why_len, format, ap);
     va_end(ap);
-}
-
-static void queue_push(struct op_queue *queue, struct coll_async_mcast_op *op)
-{
-    op->next = NULL;
-    if (NULL == queue->tail) {
-        queue->head = op;
-    } else {
-        queue->tail->next = op;
-    }
-    queue->tail = op;
-}
-
-static struct coll_async_mcast_op *queue_pop(struct op_queue *queue)
-{
-    struct coll_async_mcast_op *op = queue->head;
-
-    if (NULL != op) {
-        queue->head = op->next;
-        if (NULL == queue->head) {
-            queue->tail = NULL;
-        }
-    }
-    return op;
 }
 
 /* Window bit rings */

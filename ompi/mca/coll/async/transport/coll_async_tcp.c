@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "coll_async_op_queue.h"
 #include "coll_async_tcp.h"
 
 #define HEADER 32
@@ -108,9 +109,7 @@ struct unexpected {
     char *staging;
 };
 
-struct op_queue {
-    struct coll_async_tcp_op *head, *tail;
-};
+COLL_ASYNC_OP_QUEUE(struct coll_async_tcp_op)
 
 struct coll_async_tcp_peer {
     uint32_t id;
@@ -196,30 +195,6 @@ static struct sockaddr_in sockaddr_of(struct in_addr addr, uint16_t port)
     sa.sin_addr = addr;
     sa.sin_port = htons(port);
     return sa;
-}
-
-static void queue_push(struct op_queue *queue, struct coll_async_tcp_op *op)
-{
-    op->next = NULL;
-    if (NULL == queue->tail) {
-        queue->head = op;
-    } else {
-        queue->tail->next = op;
-    }
-    queue->tail = op;
-}
-
-static struct coll_async_tcp_op *queue_pop(struct op_queue *queue)
-{
-    struct coll_async_tcp_op *op = queue->head;
-
-    if (NULL != op) {
-        queue->head = op->next;
-        if (NULL == queue->head) {
-            queue->tail = NULL;
-        }
-    }
-    return op;
 }
 
 /* Operations */

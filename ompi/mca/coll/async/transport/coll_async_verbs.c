@@ -66,6 +66,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "coll_async_op_queue.h"
 #include "coll_async_verbs.h"
 #include "coll_async_verbs_cache.h"
 #include "coll_async_verbs_port.h"
@@ -226,9 +227,7 @@ struct registration {
     bool writable;
 };
 
-struct op_queue {
-    struct coll_async_verbs_op *head, *tail;
-};
+COLL_ASYNC_OP_QUEUE(struct coll_async_verbs_op)
 
 struct coll_async_verbs_peer {
     uint32_t id;
@@ -329,49 +328,6 @@ static void decode_header(const uint8_t *p, struct header *header)
     header->seen = get32(p + 4);
     header->tag = get64(p + 8);
     header->length = get64(p + 16);
-}
-
-static void queue_push(struct op_queue *queue, struct coll_async_verbs_op *op)
-{
-    op->next = NULL;
-    if (NULL == queue->tail) {
-        queue->head = op;
-    } else {
-        queue->tail->next = op;
-    }
-    queue->tail = op;
-}
-
-static struct coll_async_verbs_op *queue_pop(struct op_queue *queue)
-{
-    struct coll_async_verbs_op *op = queue->head;
-
-    if (NULL != op) {
-        queue->head = op->next;
-        if (NULL == queue->head) {
-            queue->tail = NULL;
-        }
-    }
-    return op;
-}
-
-static void queue_remove(struct op_queue *queue, struct coll_async_verbs_op *op)
-{
-    struct coll_async_verbs_op *prev = NULL;
-
-    for (struct coll_async_verbs_op *at = queue->head; NULL != at; prev = at, at = at->next) {
-        if (at == op) {
-            if (NULL == prev) {
-                queue->head = op->next;
-            } else {
-                prev->next = op->next;
-            }
-            if (queue->tail == op) {
-                queue->tail = prev;
-            }
-            return;
-        }
-    }
 }
 
 /* Operations */
