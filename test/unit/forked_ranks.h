@@ -10,7 +10,9 @@
 #ifndef COLL_ASYNC_FORKED_RANKS_H
 #define COLL_ASYNC_FORKED_RANKS_H
 
+#include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +71,48 @@ static void assert_ranks_exited_cleanly(int nranks, const pid_t *pids, const int
     for (int rank = 0; rank < nranks; ++rank) {
         assert_exited_cleanly(pids[rank], status[rank]);
     }
+}
+
+/*
+ * A rank killed on cue. The parent opens the cue (victim_cue_open) and spawns
+ * rank 0, the survivor, and rank 1, the victim; the victim gives the cue once it
+ * is where the test wants it to die (victim_cue_then_wait), and
+ * kill_victim_time_survivor kills it then, waits for both, asserts that the
+ * survivor exited cleanly and the victim died of the kill, and returns the
+ * seconds the survivor took to end after the kill.
+ */
+static int victim_cue[2];
+
+static inline void victim_cue_open(void)
+{
+    assert_int_equal(pipe(victim_cue), 0);
+}
+
+static inline _Noreturn void victim_cue_then_wait(void)
+{
+    CHECK(1 == write(victim_cue[1], "k", 1));
+    for (;;) {
+        pause();
+    }
+}
+
+static inline long kill_victim_time_survivor(const pid_t pids[2])
+{
+    struct timespec start, end;
+    int status;
+    char byte;
+
+    close(victim_cue[1]);
+    assert_int_equal(read(victim_cue[0], &byte, 1), 1);
+    close(victim_cue[0]);
+    kill(pids[1], SIGKILL);
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    assert_int_equal(waitpid(pids[0], &status, 0), pids[0]);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    assert_exited_cleanly(pids[0], status);
+    assert_int_equal(waitpid(pids[1], &status, 0), pids[1]);
+    assert_true(WIFSIGNALED(status) && SIGKILL == WTERMSIG(status));
+    return (long) (end.tv_sec - start.tv_sec);
 }
 
 #endif /* COLL_ASYNC_FORKED_RANKS_H */

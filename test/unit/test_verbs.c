@@ -983,8 +983,6 @@ static void test_destroy_cancels(void **state)
 
 /* A peer killed mid-transfer */
 
-static int victim_ready[2];
-
 /* Rank 1: takes part in both transfers, tells the parent once it has written a
  * few chunks, then stops and waits for SIGKILL. */
 static void victim(struct coll_async_verbs *verbs, uint8_t *in, uint8_t *out)
@@ -998,10 +996,7 @@ static void victim(struct coll_async_verbs *verbs, uint8_t *in, uint8_t *out)
         step(verbs);
         (void) coll_async_verbs_port_bytes(verbs, 0, bytes, COLL_ASYNC_VERBS_MAX_PORTS);
     }
-    CHECK(1 == write(victim_ready[1], "k", 1));
-    for (;;) {
-        pause();
-    }
+    victim_cue_then_wait();
 }
 
 static void survivor(struct coll_async_verbs *verbs, uint8_t *in, uint8_t *out)
@@ -1046,28 +1041,17 @@ static void killed(int rank, int nranks)
 
 static void test_peer_killed(void **state)
 {
-    struct timespec start, end;
     pid_t pids[2];
-    int status;
-    char byte;
+    long seconds;
 
     (void) state;
     reset_shared(2);
-    assert_int_equal(pipe(victim_ready), 0);
+    victim_cue_open();
     pids[0] = spawn(0, 2, killed);
     pids[1] = spawn(1, 2, killed);
-    close(victim_ready[1]);
-    assert_int_equal(read(victim_ready[0], &byte, 1), 1);
-    close(victim_ready[0]);
-    kill(pids[1], SIGKILL);
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    assert_int_equal(waitpid(pids[0], &status, 0), pids[0]);
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    assert_exited_cleanly(pids[0], status);
-    assert_int_equal(waitpid(pids[1], &status, 0), pids[1]);
-    assert_true(WIFSIGNALED(status) && SIGKILL == WTERMSIG(status));
-    print_message("the survivor failed %ld s after the kill\n", (long) (end.tv_sec - start.tv_sec));
-    assert_true(end.tv_sec - start.tv_sec < 60);
+    seconds = kill_victim_time_survivor(pids);
+    print_message("the survivor failed %ld s after the kill\n", seconds);
+    assert_true(seconds < 60);
 }
 
 /* --bench: eager round trips and 8 MiB bandwidth (a report, not a test) */
