@@ -328,26 +328,15 @@ int mca_coll_async_network_open(void)
         mca_coll_async_network_close();
         return OMPI_SUCCESS; /* communicators across nodes delegate */
     }
-    rc = coll_async_net_create(&network.net, network.nprocs, tcp, verbs);
+    rc = coll_async_net_create(&network.net, network.nprocs, tcp, verbs); /* owns both */
     if (0 == rc) {
         watch.fd = coll_async_net_fd(network.net);
         watch.context = network.net;
         rc = coll_async_engine_watch(&watch);
-    } else {
-        network.net = NULL;
-        if (NULL != tcp) {
-            coll_async_tcp_destroy(tcp);
-        }
-#if COLL_ASYNC_HAVE_VERBS
-        if (NULL != verbs) {
-            coll_async_verbs_destroy(verbs);
-        }
-#endif
     }
     if (0 != rc) {
         mca_coll_async_show_help(mca_coll_async_first_process(), "no network", strerror(-rc));
         mca_coll_async_network_close();
-        return OMPI_SUCCESS;
     }
     return OMPI_SUCCESS;
 }

@@ -17,43 +17,67 @@ struct coll_async_net {
     int epoll_fd;  /* both transports' fds, when there are two; else -1 */
 };
 
-int coll_async_net_create(struct coll_async_net **out, uint32_t nprocs,
-                          struct coll_async_tcp *tcp, struct coll_async_verbs *verbs)
+static void destroy_transports(struct coll_async_tcp *tcp, struct coll_async_verbs *verbs)
 {
-    struct coll_async_net *net = calloc(1, sizeof(*net));
-
-    if (NULL == tcp && NULL == verbs) {
-        free(net);
-        return -EINVAL;
+    if (NULL != tcp) {
+        coll_async_tcp_destroy(tcp);
     }
-    if (NULL == net || NULL == (net->via = calloc(nprocs, 1))) {
-        free(net);
-        return -ENOMEM;
-    }
-    net->tcp = tcp;
-    net->verbs = verbs;
-    net->nprocs = nprocs;
-    net->epoll_fd = -1;
 #if COLL_ASYNC_HAVE_VERBS
-    if (NULL != tcp && NULL != verbs) {
-        int fds[2] = {coll_async_tcp_fd(tcp), coll_async_verbs_fd(verbs)};
+    if (NULL != verbs) {
+        coll_async_verbs_destroy(verbs);
+    }
+#else
+    (void) verbs;
+#endif
+}
+
+/* With two transports, one epoll fd over both: the driver sleeps on one fd. */
+static int watch_both(struct coll_async_net *net)
+{
+#if COLL_ASYNC_HAVE_VERBS
+    if (NULL != net->tcp && NULL != net->verbs) {
+        int fds[2] = {coll_async_tcp_fd(net->tcp), coll_async_verbs_fd(net->verbs)};
 
         net->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-        for (int i = 0; i < 2 && 0 <= net->epoll_fd; ++i) {
+        if (0 > net->epoll_fd) {
+            return -errno;
+        }
+        for (int i = 0; i < 2; ++i) {
             struct epoll_event event = {.events = EPOLLIN};
 
             if (0 != epoll_ctl(net->epoll_fd, EPOLL_CTL_ADD, fds[i], &event)) {
-                close(net->epoll_fd);
-                net->epoll_fd = -1;
+                return -errno;
             }
         }
-        if (0 > net->epoll_fd) {
-            free(net->via);
-            free(net);
-            return -errno;
-        }
     }
+#else
+    (void) net;
 #endif
+    return 0;
+}
+
+int coll_async_net_create(struct coll_async_net **out, uint32_t nprocs,
+                          struct coll_async_tcp *tcp, struct coll_async_verbs *verbs)
+{
+    struct coll_async_net *net;
+    int rc;
+
+    if (NULL == tcp && NULL == verbs) {
+        return -EINVAL;
+    }
+    net = calloc(1, sizeof(*net));
+    if (NULL == net) {
+        destroy_transports(tcp, verbs);
+        return -ENOMEM;
+    }
+    *net = (struct coll_async_net){.tcp = tcp, .verbs = verbs, .nprocs = nprocs,
+                                   .epoll_fd = -1};
+    net->via = calloc(nprocs, 1);
+    rc = NULL == net->via ? -ENOMEM : watch_both(net);
+    if (0 != rc) {
+        coll_async_net_destroy(net);
+        return rc;
+    }
     *out = net;
     return 0;
 }
@@ -63,14 +87,7 @@ void coll_async_net_destroy(struct coll_async_net *net)
     if (NULL == net) {
         return;
     }
-    if (NULL != net->tcp) {
-        coll_async_tcp_destroy(net->tcp);
-    }
-#if COLL_ASYNC_HAVE_VERBS
-    if (NULL != net->verbs) {
-        coll_async_verbs_destroy(net->verbs);
-    }
-#endif
+    destroy_transports(net->tcp, net->verbs);
     if (0 <= net->epoll_fd) {
         close(net->epoll_fd);
     }

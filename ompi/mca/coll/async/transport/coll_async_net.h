@@ -42,7 +42,8 @@ struct coll_async_net_op {
 };
 
 /* Composes the transports (either may be NULL, not both); the mapper owns them
- * from here on and destroys them. 0 or -errno. */
+ * from here on and destroys them, at once when it fails. 0 or -errno (-EINVAL,
+ * owning nothing, when both are NULL). */
 int coll_async_net_create(struct coll_async_net **net, uint32_t nprocs,
                           struct coll_async_tcp *tcp, struct coll_async_verbs *verbs);
 void coll_async_net_destroy(struct coll_async_net *net);
