@@ -1,7 +1,8 @@
 /*
  * Unit tests of transport/coll_async_shm.c with forked processes as the local
- * ranks: attach and unlink, the sequence flags and double-buffered slots, CMA, and
- * what a killed creator leaves behind (the ranks: forked_ranks.h).
+ * ranks: attach and unlink, the sequence flags and double-buffered slots, slots
+ * written and announced a piece at a time, CMA, and what a killed creator leaves
+ * behind (the ranks: forked_ranks.h).
  */
 
 #define _GNU_SOURCE
@@ -53,12 +54,18 @@ static bool segment_file_exists(const char *name)
 }
 
 /* Attach, which returns once every rank has attached: the file is gone by then. */
+static void attach_pieces(struct coll_async_shm_segment *seg, const char *name, int nranks,
+                          int rank, size_t piece_size, bool try_cma)
+{
+    CHECK(0 == coll_async_shm_attach(seg, name, nranks, rank, SLOT_SIZE, piece_size, try_cma));
+    CHECK(seg->nranks == nranks && seg->rank == rank);
+    CHECK(!segment_file_exists(name));
+}
+
 static void attach(struct coll_async_shm_segment *seg, const char *name, int nranks, int rank,
                    bool try_cma)
 {
-    CHECK(0 == coll_async_shm_attach(seg, name, nranks, rank, SLOT_SIZE, try_cma));
-    CHECK(seg->nranks == nranks && seg->rank == rank);
-    CHECK(!segment_file_exists(name));
+    attach_pieces(seg, name, nranks, rank, SLOT_SIZE, try_cma);
 }
 
 static void wait_all(const struct coll_async_shm_segment *seg, enum coll_async_shm_flag flag,
@@ -191,6 +198,73 @@ static void test_ring_3(void **state)
     run_ranks(3, ring);
 }
 
+/* Pieces */
+
+#define PIECE_SIZE 48 /* divides no slot length below but its multiples */
+
+/* Collective s moves this many bytes (0, partial pieces and whole slots among them). */
+static size_t stream_length(uint64_t s)
+{
+    return (size_t) (s * 37 % (SLOT_SIZE + 1));
+}
+
+static unsigned char stream_byte(uint64_t s, size_t i)
+{
+    return (unsigned char) (s * 131 + i * 7);
+}
+
+/*
+ * Rank 0 writes collective s into its slot a piece at a time, announcing each (with
+ * streaming stores every other collective); rank 1 copies out what is announced,
+ * checking that the count only grows, never passes the length, and announces only
+ * bytes already written. ARRIVED keeps the double-buffer rule of the ring above.
+ */
+static void stream(int rank, int nranks, const char *name)
+{
+    struct coll_async_shm_segment seg;
+    unsigned char source[SLOT_SIZE], copy[SLOT_SIZE];
+
+    attach_pieces(&seg, name, nranks, rank, PIECE_SIZE, false);
+    for (uint64_t s = 1; s <= RING_ROUNDS; ++s) {
+        size_t length = stream_length(s), copied = 0;
+        char *slot = coll_async_shm_slot(&seg, 0, s);
+
+        if (0 == rank) {
+            wait_all(&seg, COLL_ASYNC_SHM_ARRIVED, s - 1);
+            for (size_t i = 0; i < length; ++i) {
+                source[i] = stream_byte(s, i);
+            }
+            for (size_t at = 0, piece = 1; at < length; at += PIECE_SIZE, ++piece) {
+                size_t bytes = length - at < PIECE_SIZE ? length - at : PIECE_SIZE;
+                coll_async_shm_copy_in(slot + at, source + at, bytes, s & 1);
+                coll_async_shm_publish_written(&seg, s, piece);
+            }
+            coll_async_shm_publish(&seg, COLL_ASYNC_SHM_ARRIVED, s);
+            continue;
+        }
+        coll_async_shm_publish(&seg, COLL_ASYNC_SHM_ARRIVED, s);
+        while (copied < length) {
+            size_t written = coll_async_shm_written(&seg, 0, s, length);
+
+            CHECK(written >= copied && written <= length);
+            memcpy(copy + copied, slot + copied, written - copied);
+            copied = written;
+        }
+        for (size_t i = 0; i < length; ++i) {
+            CHECK(copy[i] == stream_byte(s, i));
+        }
+        CHECK(stream_length(s - 1) == coll_async_shm_written(&seg, 0, s - 1, stream_length(s - 1)));
+        CHECK(0 == coll_async_shm_written(&seg, 0, s + 2, SLOT_SIZE)); /* not written yet */
+    }
+    coll_async_shm_detach(&seg);
+}
+
+static void test_stream_2(void **state)
+{
+    (void) state;
+    run_ranks(2, stream);
+}
+
 /* CMA */
 
 /*
@@ -256,7 +330,7 @@ static void creator_alone(int rank, int nranks, const char *name)
 {
     struct coll_async_shm_segment seg;
 
-    (void) coll_async_shm_attach(&seg, name, nranks, rank, SLOT_SIZE, true); /* never returns */
+    (void) coll_async_shm_attach(&seg, name, nranks, rank, SLOT_SIZE, SLOT_SIZE, true); /* never returns */
     CHECK(!"attach returned without the other rank");
 }
 
@@ -293,7 +367,7 @@ static void test_killed_creator(void **state)
     print_message("known window: a creator killed alone %s /dev/shm%s\n",
                   segment_file_exists(name) ? "leaves" : "does not leave", name);
 
-    assert_int_equal(coll_async_shm_attach(&seg, name, 1, 0, SLOT_SIZE, false), 0);
+    assert_int_equal(coll_async_shm_attach(&seg, name, 1, 0, SLOT_SIZE, SLOT_SIZE, false), 0);
     assert_false(segment_file_exists(name));
     for (int flag = 0; flag < COLL_ASYNC_SHM_NUM_FLAGS; ++flag) {
         assert_int_equal(seg.control[0].flag[flag], 0);
@@ -306,6 +380,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_2),         cmocka_unit_test(test_ring_3),
+        cmocka_unit_test(test_stream_2),
         cmocka_unit_test(test_cma_exchange_3), cmocka_unit_test(test_cma_declined),
         cmocka_unit_test(test_killed_creator),
     };

@@ -22,7 +22,7 @@ int coll_async_mapper_open(struct coll_async_channel *channel, const char *name,
         return -ENOMEM;
     }
     rc = coll_async_shm_attach(&channel->shm, name, nranks, rank, config->slot_size,
-                               config->cma);
+                               config->piece_size, config->cma);
     if (0 != rc) {
         free(channel->bounce);
         channel->bounce = NULL;

@@ -24,6 +24,7 @@
 
 struct coll_async_channel_config {
     size_t slot_size;  /* bytes per rank and parity in the segment */
+    size_t piece_size; /* slots are written and announced in pieces of this size */
     bool cma;          /* try single copy through CMA */
 };
 

@@ -13,6 +13,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 #include "../coll_async_backoff.h"
 #include "coll_async_shm.h"
 
@@ -136,7 +140,7 @@ static void agree_on_cma(struct coll_async_shm_segment *segment, bool try_cma)
 }
 
 int coll_async_shm_attach(struct coll_async_shm_segment *segment, const char *name, int nranks,
-                          int rank, size_t slot_size, bool try_cma)
+                          int rank, size_t slot_size, size_t piece_size, bool try_cma)
 {
     struct segment_header *header;
     size_t length;
@@ -146,6 +150,7 @@ int coll_async_shm_attach(struct coll_async_shm_segment *segment, const char *na
     segment->nranks = nranks;
     segment->rank = rank;
     segment->slot_size = slot_size;
+    segment->piece_size = piece_size;
     length = layout(segment); /* offsets only: base is still NULL */
 
     fd = 0 == rank ? create_file(name, length) : open_file(name, length);
@@ -228,4 +233,38 @@ int coll_async_shm_cma_write(const struct coll_async_shm_segment *segment, int r
                              uint64_t remote, const void *local, size_t length)
 {
     return cma_transfer(segment, rank, (void *) local, remote, length, false);
+}
+
+void coll_async_shm_copy_in(void *to, const void *from, size_t length, bool streaming)
+{
+#if defined(__x86_64__)
+    char *out = to;
+    const char *in = from;
+    size_t head = (size_t) (-(uintptr_t) out & 15);
+
+    if (!streaming || length < head + 64) {
+        memcpy(to, from, length);
+        return;
+    }
+    memcpy(out, in, head);
+    out += head;
+    in += head;
+    length -= head;
+    for (; length >= 64; length -= 64, out += 64, in += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *) in);
+        __m128i b = _mm_loadu_si128((const __m128i *) (in + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *) (in + 32));
+        __m128i d = _mm_loadu_si128((const __m128i *) (in + 48));
+
+        _mm_stream_si128((__m128i *) out, a);
+        _mm_stream_si128((__m128i *) (out + 16), b);
+        _mm_stream_si128((__m128i *) (out + 32), c);
+        _mm_stream_si128((__m128i *) (out + 48), d);
+    }
+    memcpy(out, in, length);
+    _mm_sfence();
+#else
+    (void) streaming;
+    memcpy(to, from, length);
+#endif
 }

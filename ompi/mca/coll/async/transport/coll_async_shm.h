@@ -32,9 +32,14 @@ enum coll_async_shm_flag {
     COLL_ASYNC_SHM_NUM_FLAGS
 };
 
+/* Progress inside a slot: written = seq << COLL_ASYNC_SHM_PIECE_BITS | pieces of
+ * the owner's slot written for collective seq, so it only grows too. */
+#define COLL_ASYNC_SHM_PIECE_BITS 20
+
 /* One rank's control line. Written by its owner only (the accumulator aside). */
 struct coll_async_shm_control {
     volatile uint64_t flag[COLL_ASYNC_SHM_NUM_FLAGS];
+    volatile uint64_t written;
     volatile uint64_t address[2]; /* CMA tokens: the owner's buffers for this collective */
     volatile int32_t pid;
     volatile int32_t cma_ok; /* 1: could read its neighbour with CMA; -1: could not */
@@ -51,6 +56,7 @@ struct coll_async_shm_accumulator {
 struct coll_async_shm_segment {
     int nranks, rank; /* local to the communicator, which lies in one node */
     size_t slot_size;
+    size_t piece_size; /* a slot is written and announced this many bytes at a time */
     bool cma;         /* every rank can read every other with CMA */
     void *base;
     size_t length;
@@ -62,10 +68,11 @@ struct coll_async_shm_segment {
 
 /*
  * Creates or attaches the segment named after (jobid, cid, leader) and waits until
- * every rank has attached. Collective over the nranks local ranks.
+ * every rank has attached. Collective over the nranks local ranks. piece_size
+ * divides slot_size into at most 2^COLL_ASYNC_SHM_PIECE_BITS - 1 pieces.
  */
 int coll_async_shm_attach(struct coll_async_shm_segment *segment, const char *name, int nranks,
-                          int rank, size_t slot_size, bool try_cma);
+                          int rank, size_t slot_size, size_t piece_size, bool try_cma);
 void coll_async_shm_detach(struct coll_async_shm_segment *segment);
 
 static inline char *coll_async_shm_slot(const struct coll_async_shm_segment *segment, int rank,
@@ -92,6 +99,29 @@ static inline bool coll_async_shm_reached(const struct coll_async_shm_segment *s
     return __atomic_load_n(&segment->control[rank].flag[flag], __ATOMIC_ACQUIRE) >= seq;
 }
 
+/* Announces the first pieces pieces of this rank's slot for seq as written. */
+static inline void coll_async_shm_publish_written(struct coll_async_shm_segment *segment,
+                                                  uint64_t seq, uint64_t pieces)
+{
+    __atomic_store_n(&segment->control[segment->rank].written,
+                     seq << COLL_ASYNC_SHM_PIECE_BITS | pieces, __ATOMIC_RELEASE);
+}
+
+/* Bytes of rank's slot written for seq, of length in all. */
+static inline size_t coll_async_shm_written(const struct coll_async_shm_segment *segment,
+                                            int rank, uint64_t seq, size_t length)
+{
+    uint64_t written = __atomic_load_n(&segment->control[rank].written, __ATOMIC_ACQUIRE);
+    uint64_t at = written >> COLL_ASYNC_SHM_PIECE_BITS;
+    size_t bytes;
+
+    if (at != seq) {
+        return at < seq ? 0 : length; /* a writer moves on once a slot is whole */
+    }
+    bytes = (size_t) (written & ((1u << COLL_ASYNC_SHM_PIECE_BITS) - 1)) * segment->piece_size;
+    return bytes < length ? bytes : length;
+}
+
 /* Whether every rank has published flag for seq. */
 static inline bool coll_async_shm_all_reached(const struct coll_async_shm_segment *segment,
                                               enum coll_async_shm_flag flag, uint64_t seq)
@@ -103,6 +133,15 @@ static inline bool coll_async_shm_all_reached(const struct coll_async_shm_segmen
     }
     return true;
 }
+
+/*
+ * Copies length bytes from this rank's memory into the segment, for other ranks to
+ * read next. Streaming, with non-temporal stores: they skip the read for ownership
+ * of lines that another core holds (a peer read them last), which was measured 3
+ * to 10 times faster than memcpy where cores do not share a cache, and they end
+ * with a store fence, so that a release store after them publishes the data.
+ */
+void coll_async_shm_copy_in(void *to, const void *from, size_t length, bool streaming);
 
 /* Single copy from / to another rank's memory; 0 or -errno. */
 int coll_async_shm_cma_read(const struct coll_async_shm_segment *segment, int rank, void *local,
