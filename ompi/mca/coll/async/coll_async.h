@@ -51,6 +51,8 @@ typedef struct mca_coll_async_component_t {
     char *progress_cpus_value;
     char *algorithm_value[COLL_ASYNC_NUM_FAMILIES];
     size_t shm_slot_size;
+    size_t shm_piece_size;
+    size_t shm_stream_bytes;
     bool shm_cma;
     char *reduce_mode_value;
     size_t small_reduce_bytes;
@@ -106,6 +108,8 @@ bool mca_coll_async_first_process(void);
 /* coll_async_params.c */
 int mca_coll_async_params_register(void);
 int mca_coll_async_params_check(void);
+/* The shared-memory channels' settings, from the parameters. */
+struct coll_async_channel_config mca_coll_async_channel_config(void);
 
 /* coll_async_pvars.c: MPI_T counters coll_async_<collective>_<path>. */
 extern volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];

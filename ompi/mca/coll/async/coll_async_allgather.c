@@ -2,7 +2,8 @@
  * coll/async: allgather in shared memory.
  *
  * Through the slots: per chunk, every rank copies its part of its block into its
- * slot and then every slot's part out to its place. With CMA, for blocks larger
+ * slot and then every slot's part out to its place, each piece as soon as its
+ * writer has announced it. With CMA, for blocks larger
  * than a slot: every rank reads each other block straight from its owner.
  */
 
@@ -26,24 +27,26 @@ static int staged(struct coll_async_op *op)
     for (;;) {
         size_t chunk = op->bytes - op->done < shm->slot_size ? op->bytes - op->done
                                                             : shm->slot_size;
+        const char *mine = (const char *) op->sbuf + op->done;
 
         if (0 == op->phase) {
             if (!schedule_may_write(op)) {
                 return COLL_ASYNC_AGAIN;
             }
-            memcpy(coll_async_shm_slot(shm, shm->rank, op->seq),
-                   (const char *) op->sbuf + op->done, chunk);
-            schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
-            op->phase = 1;
-        }
-        if (!schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
-            return COLL_ASYNC_AGAIN;
-        }
-        for (int rank = 0; rank < shm->nranks; ++rank) {
-            char *to = block(op, rank) + op->done;
+            schedule_write_slot(op, mine, chunk);
             /* With MPI_IN_PLACE this rank's block is already in place. */
-            if (to != (const char *) op->sbuf + op->done) {
-                memcpy(to, coll_async_shm_slot(shm, rank, op->seq), chunk);
+            if (block(op, shm->rank) + op->done != mine) {
+                memcpy(block(op, shm->rank) + op->done, mine, chunk);
+            }
+            op->phase = 1;
+            op->offset = 0;
+        }
+        /* Phase k: the chunk of rank me + k, as it comes. */
+        for (; op->phase < shm->nranks; ++op->phase, op->offset = 0) {
+            int rank = (shm->rank + op->phase) % shm->nranks;
+
+            if (!schedule_copy_announced(op, rank, block(op, rank) + op->done, 0, 0, chunk)) {
+                return COLL_ASYNC_AGAIN;
             }
         }
         op->done += chunk;

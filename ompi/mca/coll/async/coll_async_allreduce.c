@@ -31,6 +31,7 @@ const char *const coll_async_reduce_mode_names[COLL_ASYNC_NUM_REDUCE_MODES] = {
 struct coll_async_schedule_config coll_async_schedule_config = {
     .reduce_mode = COLL_ASYNC_REDUCE_AUTO,
     .small_reduce_bytes = 4096,
+    .stream_bytes = 32768,
 };
 
 static bool keeps_result(const struct coll_async_op *op)
@@ -217,10 +218,138 @@ static int small_atomic(struct coll_async_op *op)
 }
 
 /*
- * Chunked through the slots: per chunk, every rank copies its input chunk into its
- * slot, reduces its slice of all slots into its own slot, and the slices are then
- * copied out. op->done counts the elements finished.
+ * Chunked through the slots, pipelined inside each chunk. Rank w streams into its
+ * slot the slices of the chunk that the others reduce, in the order w+1, w+2, ...,
+ * each at its place, announcing pieces as it goes (the stream); then it reduces its
+ * own slice, from its input and the others' slots as their pieces come, into its
+ * receive buffer, and streams that result into its slot at the slice's place,
+ * starting at the next whole piece; then it copies the others' results out as they
+ * come. op->done counts the elements finished, op->offset what is done of the
+ * current phase: elements reduced, or bytes copied out of rank me + phase - 1.
  */
+
+static void slice_of(const struct coll_async_op *op, size_t chunk, int rank, size_t *first,
+                     size_t *share)
+{
+    schedule_slice(chunk, op->reduction.size, schedule_shm(op)->nranks, rank, first, share);
+}
+
+/* Bytes writer streams before the slice of reader; with reader == writer, all its
+ * input bytes. */
+static size_t streamed_before(const struct coll_async_op *op, size_t chunk, int writer,
+                              int reader)
+{
+    int n = schedule_shm(op)->nranks;
+    size_t bytes = 0, first, share;
+
+    for (int rank = (writer + 1) % n; rank != reader && rank != writer; rank = (rank + 1) % n) {
+        slice_of(op, chunk, rank, &first, &share);
+        bytes += element_offset(op, share);
+    }
+    return bytes;
+}
+
+/* Where writer's result starts in its stream: after its inputs, at a whole piece. */
+static size_t result_start(const struct coll_async_op *op, size_t chunk, int writer)
+{
+    size_t piece = schedule_shm(op)->piece_size;
+
+    return (streamed_before(op, chunk, writer, writer) + piece - 1) / piece * piece;
+}
+
+/* Phase 0: the slices of the others into this rank's slot. */
+static void stream_inputs(const struct coll_async_op *op, size_t chunk)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    char *slot = coll_async_shm_slot(shm, shm->rank, op->seq);
+    const char *input = (const char *) op->sbuf + element_offset(op, op->done);
+    size_t streamed = 0, first, share;
+
+    for (int rank = (shm->rank + 1) % shm->nranks; rank != shm->rank;
+         rank = (rank + 1) % shm->nranks) {
+        slice_of(op, chunk, rank, &first, &share);
+        schedule_stream(op, &streamed, slot + element_offset(op, first),
+                   input + element_offset(op, first), element_offset(op, share), false);
+    }
+    schedule_stream(op, &streamed, slot, input, 0, true);
+    schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+}
+
+/* Elements of this rank's slice, from op->offset, that every other rank has streamed. */
+static size_t slice_ready(const struct coll_async_op *op, size_t chunk, size_t share)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    size_t ready = element_offset(op, share);
+
+    for (int rank = 0; rank < shm->nranks; ++rank) {
+        if (rank != shm->rank) {
+            size_t has = schedule_announced(op, rank,
+                                            streamed_before(op, chunk, rank, shm->rank),
+                                            element_offset(op, share));
+            ready = has < ready ? has : ready;
+        }
+    }
+    return ready / op->reduction.size;
+}
+
+/* out = input op every other rank's slot at `at`, in rank order. */
+static void fold_slots(const struct coll_async_op *op, char *out, const char *input, size_t at,
+                       size_t count)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    const char *from = input;
+
+    for (int rank = 0; rank < shm->nranks; ++rank) {
+        if (rank != shm->rank) {
+            coll_async_reduce3(&op->reduction, out, from,
+                               coll_async_shm_slot(shm, rank, op->seq) + at, count);
+            from = out;
+        }
+    }
+    if (from != out && out != input) {
+        memcpy(out, input, element_offset(op, count)); /* a rank alone */
+    }
+}
+
+/* Phase 1: reduces this rank's slice as the others' pieces of it come, and streams
+ * the result; true once the whole slice is done. */
+static bool reduce_own_slice(struct coll_async_op *op, size_t chunk)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    char *slot = coll_async_shm_slot(shm, shm->rank, op->seq);
+    size_t first, share, ready;
+
+    slice_of(op, chunk, shm->rank, &first, &share);
+    while (op->offset < share) {
+        size_t at = element_offset(op, first + op->offset);
+        size_t base = element_offset(op, op->done), streamed;
+        char *out = (char *) op->rbuf + base + at;
+
+        ready = slice_ready(op, chunk, share);
+        if (ready == op->offset) {
+            return false;
+        }
+        fold_slots(op, out, (const char *) op->sbuf + base + at, at, ready - op->offset);
+        streamed = result_start(op, chunk, shm->rank) + element_offset(op, op->offset);
+        schedule_stream(op, &streamed, slot + at, out, element_offset(op, ready - op->offset),
+                   ready == share);
+        op->offset = ready;
+    }
+    return true;
+}
+
+/* Phase 1 + k: copies out the result of rank me + k as it comes; true once whole. */
+static bool copy_result(struct coll_async_op *op, size_t chunk, int rank)
+{
+    size_t first, share;
+
+    slice_of(op, chunk, rank, &first, &share);
+    return schedule_copy_announced(op, rank,
+                                   (char *) op->rbuf + element_offset(op, op->done + first),
+                                   element_offset(op, first), result_start(op, chunk, rank),
+                                   element_offset(op, share));
+}
+
 static int staged(struct coll_async_op *op)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
@@ -228,65 +357,68 @@ static int staged(struct coll_async_op *op)
 
     for (;;) {
         size_t chunk = op->count - op->done < per_chunk ? op->count - op->done : per_chunk;
-        size_t bytes = element_offset(op, chunk), first, share;
 
-        switch (op->phase) {
-        case 0:
+        if (0 == op->phase) {
             if (!schedule_may_write(op)) {
                 return COLL_ASYNC_AGAIN;
             }
-            memcpy(coll_async_shm_slot(shm, shm->rank, op->seq),
-                   (const char *) op->sbuf + element_offset(op, op->done), bytes);
-            schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+            stream_inputs(op, chunk);
             op->phase = 1;
-            /* fall through */
-        case 1: {
-            char *mine;
-
-            if (!schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+            op->offset = 0;
+        }
+        if (1 == op->phase) {
+            if (!reduce_own_slice(op, chunk)) {
                 return COLL_ASYNC_AGAIN;
             }
-            schedule_slice(chunk, op->reduction.size, shm->nranks, shm->rank, &first, &share);
-            mine = coll_async_shm_slot(shm, shm->rank, op->seq) + element_offset(op, first);
-            for (int rank = 0; rank < shm->nranks && share > 0; ++rank) {
-                if (rank != shm->rank) {
-                    coll_async_reduce(&op->reduction, mine,
-                                      coll_async_shm_slot(shm, rank, op->seq)
-                                          + element_offset(op, first),
-                                      share);
-                }
-            }
-            schedule_publish(op, COLL_ASYNC_SHM_READY);
             op->phase = 2;
+            op->offset = 0;
         }
-            /* fall through */
-        default:
-            if (keeps_result(op)) {
-                if (!schedule_all(op, COLL_ASYNC_SHM_READY, op->seq)) {
-                    return COLL_ASYNC_AGAIN;
-                }
-                for (int rank = 0; rank < shm->nranks; ++rank) {
-                    schedule_slice(chunk, op->reduction.size, shm->nranks, rank, &first,
-                                   &share);
-                    memcpy((char *) op->rbuf + element_offset(op, op->done + first),
-                           coll_async_shm_slot(shm, rank, op->seq) + element_offset(op, first),
-                           element_offset(op, share));
-                }
+        for (; op->phase <= shm->nranks; ++op->phase, op->offset = 0) {
+            if (!copy_result(op, chunk, (shm->rank + op->phase - 1) % shm->nranks)) {
+                return COLL_ASYNC_AGAIN;
             }
-            op->done += chunk;
-            if (op->done == op->count) {
-                return OMPI_SUCCESS;
-            }
-            ++op->seq;
-            op->phase = 0;
+        }
+        op->done += chunk;
+        if (op->done == op->count) {
+            return OMPI_SUCCESS;
+        }
+        ++op->seq;
+        op->phase = 0;
+    }
+}
+
+/* Elements of the chunk, of chunk in all, that every other rank has written. */
+static size_t written_by_all(const struct coll_async_op *op, size_t chunk)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    size_t bytes = element_offset(op, chunk);
+
+    for (int rank = 0; rank < shm->nranks; ++rank) {
+        if (rank != shm->rank) {
+            size_t written = schedule_announced(op, rank, 0, element_offset(op, chunk));
+            bytes = written < bytes ? written : bytes;
         }
     }
+    return bytes / op->reduction.size;
+}
+
+/* The root's part of a rooted chunk: out = its input op every slot, in rank order,
+ * for the elements [op->offset, ready) that every rank has written. */
+static void reduce_written(struct coll_async_op *op, size_t ready)
+{
+    size_t at = element_offset(op, op->offset);
+    size_t offset = element_offset(op, op->done) + at;
+
+    fold_slots(op, (char *) op->rbuf + offset, (const char *) op->sbuf + offset, at,
+               ready - op->offset);
+    op->offset = ready;
 }
 
 /*
  * A reduce, chunk by chunk through the slots: the other ranks copy their chunk in
  * and go on to the next (two in flight with the slot parities), the root reduces
- * its own input and then every slot, in rank order, into its receive buffer.
+ * its own input and then every slot, in rank order, into its receive buffer, each
+ * piece as soon as every rank has written it.
  */
 static int rooted_chunks(struct coll_async_op *op)
 {
@@ -295,31 +427,28 @@ static int rooted_chunks(struct coll_async_op *op)
 
     for (;;) {
         size_t chunk = op->count - op->done < per_chunk ? op->count - op->done : per_chunk;
-        size_t offset = element_offset(op, op->done), bytes = element_offset(op, chunk);
 
         if (shm->rank != op->root) {
             if (!schedule_may_write(op)) {
                 return COLL_ASYNC_AGAIN;
             }
-            memcpy(coll_async_shm_slot(shm, shm->rank, op->seq),
-                   (const char *) op->sbuf + offset, bytes);
-        }
-        schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
-        if (shm->rank == op->root) {
-            char *out = (char *) op->rbuf + offset;
+            schedule_write_slot(op, (const char *) op->sbuf + element_offset(op, op->done),
+                                element_offset(op, chunk));
+        } else {
+            if (0 == op->phase) {
+                schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+                op->phase = 1;
+                op->offset = 0;
+            }
+            while (op->offset < chunk) {
+                size_t ready = written_by_all(op, chunk);
 
-            if (!schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
-                return COLL_ASYNC_AGAIN;
-            }
-            if (op->sbuf != op->rbuf) {
-                memcpy(out, (const char *) op->sbuf + offset, bytes);
-            }
-            for (int rank = 0; rank < shm->nranks; ++rank) {
-                if (rank != op->root) {
-                    coll_async_reduce(&op->reduction, out,
-                                      coll_async_shm_slot(shm, rank, op->seq), chunk);
+                if (ready == op->offset) {
+                    return COLL_ASYNC_AGAIN;
                 }
+                reduce_written(op, ready);
             }
+            op->phase = 0;
         }
         op->done += chunk;
         if (op->done == op->count) {

@@ -3,7 +3,8 @@
  *
  * Up to a slot: the root copies into its slot, the others copy out, chunk after
  * chunk with the two slot parities double-buffering, so the root fills the next
- * chunk while the others drain the last. Beyond a slot, with CMA: every rank
+ * chunk while the others drain the last; inside a chunk, the others copy each
+ * piece out as soon as the root has announced it. Beyond a slot, with CMA: every rank
  * reads the root's buffer directly, one copy in all.
  */
 
@@ -18,29 +19,27 @@
 static int staged(struct coll_async_op *op)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
-    char *slot;
 
     for (;;) {
         size_t chunk = op->bytes - op->done < shm->slot_size ? op->bytes - op->done
                                                             : shm->slot_size;
 
-        slot = coll_async_shm_slot(shm, op->root, op->seq);
         if (shm->rank == op->root) {
             if (!schedule_may_write(op)) {
                 return COLL_ASYNC_AGAIN;
             }
-            memcpy(slot, (char *) op->rbuf + op->done, chunk);
-            schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+            schedule_write_slot(op, (char *) op->rbuf + op->done, chunk);
         } else {
             /* Arriving at this chunk says the previous one has been read. */
             if (0 == op->phase) {
                 schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
                 op->phase = 1;
+                op->offset = 0;
             }
-            if (!coll_async_shm_reached(shm, op->root, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
+            if (!schedule_copy_announced(op, op->root, (char *) op->rbuf + op->done, 0, 0,
+                                         chunk)) {
                 return COLL_ASYNC_AGAIN;
             }
-            memcpy((char *) op->rbuf + op->done, slot, chunk);
             op->phase = 0;
         }
         op->done += chunk;

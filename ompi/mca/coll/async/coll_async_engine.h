@@ -61,6 +61,7 @@ struct coll_async_op {
     int phase;
     uint64_t seq;   /* sequence number of the step in progress on the communicator */
     size_t done;    /* bytes or chunks completed, for pipelined schedules */
+    size_t offset;  /* of the chunk in progress, what is done: pipelining inside a chunk */
     size_t rounds;  /* rounds agreed with the peers, for schedules that agree on them */
     int failed;     /* a local failure, reported once the peers need this rank no more */
     void *plan;     /* per-peer arguments or state of the schedules that need them */

@@ -191,8 +191,7 @@ static void join_group(struct coll_async_hier *hier)
 /* The shared-memory channel of this node's ranks, when there are several. */
 static int open_local(struct coll_async_hier *hier, struct ompi_communicator_t *comm)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
-    struct coll_async_channel_config config = {.slot_size = c->shm_slot_size, .cma = c->shm_cma};
+    struct coll_async_channel_config config = mca_coll_async_channel_config();
     int first = hier->node_ranks[hier->node_first[hier->node]];
     char name[128];
 

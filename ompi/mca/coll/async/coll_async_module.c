@@ -129,9 +129,7 @@ static bool wanted(bool across_nodes)
  * module from inside its progress engine, where none could be awaited. */
 static void open_channel(mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
-    struct coll_async_channel_config config = {.slot_size = c->shm_slot_size,
-                                               .cma = c->shm_cma};
+    struct coll_async_channel_config config = mca_coll_async_channel_config();
     char name[128];
     int rc;
 
@@ -160,9 +158,9 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
     module->has_channel = true;
     opal_output_verbose(0 == ompi_comm_rank(comm) ? 1 : 2, mca_coll_async_component.output,
                         "coll:async: %s (cid %u, size %d, rank %d): shared memory, %zu-byte "
-                        "slots, large messages %s",
+                        "slots written in %zu-byte pieces, large messages %s",
                         comm->c_name, comm->c_contextid, ompi_comm_size(comm),
-                        ompi_comm_rank(comm), config.slot_size,
+                        ompi_comm_rank(comm), config.slot_size, config.piece_size,
                         coll_async_mapper_single_copy(&module->channel)
                             ? "in one copy (CMA)"
                             : "pipelined through the slots");

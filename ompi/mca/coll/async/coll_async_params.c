@@ -87,6 +87,30 @@ static int register_shm(void)
     if (rc < 0) {
         return rc;
     }
+    /* 16 KiB measured best of 4-64 KiB at 2 ranks from 16 KiB to 4 MiB: smaller
+     * pieces start the readers sooner, each announcement costs a line transfer. */
+    c->shm_piece_size = 16 * 1024;
+    rc = register_var("shm_piece_size",
+                      "Bytes a rank writes into its slot before announcing them, so that "
+                      "the readers copy or reduce a piece while the writer writes the next "
+                      "(pipelining inside a slot). At least 64 and at most the slot size; "
+                      "0: the slot size (no pipelining inside a slot).",
+                      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->shm_piece_size);
+    if (rc < 0) {
+        return rc;
+    }
+    c->shm_stream_bytes = coll_async_schedule_config.stream_bytes;
+    rc = register_var("shm_stream_bytes",
+                      "Messages of at least this many bytes are written into the shared "
+                      "slots with non-temporal (streaming) stores, which do not first read "
+                      "the lines into the writer's cache: much faster where the lines sit "
+                      "in another core's cache that shares no cache with the writer (the "
+                      "readers of the slot's last use), slower where the ranks share a "
+                      "cache the data would have stayed in. 0: never.",
+                      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->shm_stream_bytes);
+    if (rc < 0) {
+        return rc;
+    }
     c->reduce_mode_value = "auto";
     rc = register_var("reduce_mode",
                       "How small reductions (up to coll_async_small_reduce_bytes) combine "
@@ -379,7 +403,19 @@ int mca_coll_async_params_check(void)
                                  given, "a number of bytes of at least 4096");
         rc = OMPI_ERR_BAD_PARAM;
     }
+    if (0 != c->shm_piece_size
+        && (c->shm_piece_size < 64 || c->shm_piece_size > c->shm_slot_size
+            || c->shm_slot_size / c->shm_piece_size >= 1u << COLL_ASYNC_SHM_PIECE_BITS)) {
+        char given[32];
+        snprintf(given, sizeof(given), "%zu", c->shm_piece_size);
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "shm_piece_size",
+                                 given,
+                                 "0 or a number of bytes from 64 to the slot size, at most "
+                                 "1048575 pieces per slot");
+        rc = OMPI_ERR_BAD_PARAM;
+    }
     coll_async_schedule_config.small_reduce_bytes = c->small_reduce_bytes;
+    coll_async_schedule_config.stream_bytes = c->shm_stream_bytes;
     for (int family = 0; family < COLL_ASYNC_NUM_INTERNODE_FAMILIES; ++family) {
         int alg = coll_async_parse_name(c->internode_value[family],
                                         coll_async_internode_alg_names,
@@ -405,4 +441,14 @@ int mca_coll_async_params_check(void)
         rc = OMPI_ERR_BAD_PARAM;
     }
     return rc;
+}
+
+struct coll_async_channel_config mca_coll_async_channel_config(void)
+{
+    mca_coll_async_component_t *c = &mca_coll_async_component;
+
+    return (struct coll_async_channel_config){
+        .slot_size = c->shm_slot_size,
+        .piece_size = 0 == c->shm_piece_size ? c->shm_slot_size : c->shm_piece_size,
+        .cma = c->shm_cma};
 }

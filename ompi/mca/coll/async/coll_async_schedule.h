@@ -16,6 +16,8 @@
 #ifndef MCA_COLL_ASYNC_SCHEDULE_H
 #define MCA_COLL_ASYNC_SCHEDULE_H
 
+#include <string.h>
+
 #include "coll_async_engine.h"
 #include "transport/coll_async_mapper.h"
 
@@ -34,6 +36,7 @@ extern const char *const coll_async_reduce_mode_names[COLL_ASYNC_NUM_REDUCE_MODE
 struct coll_async_schedule_config {
     enum coll_async_reduce_mode reduce_mode;
     size_t small_reduce_bytes; /* reductions up to this size use the small modes */
+    size_t stream_bytes;       /* messages from this size on stream into the slots; 0: none */
 };
 
 extern struct coll_async_schedule_config coll_async_schedule_config;
@@ -90,6 +93,86 @@ static inline void schedule_publish(const struct coll_async_op *op,
                                     enum coll_async_shm_flag flag)
 {
     coll_async_shm_publish(schedule_shm(op), flag, op->seq);
+}
+
+/* Whether op's copies into the slots stream past the cache (coll_async_shm_copy_in). */
+static inline bool schedule_streaming(const struct coll_async_op *op)
+{
+    size_t from = coll_async_schedule_config.stream_bytes;
+
+    return 0 != from && op->bytes >= from;
+}
+
+/*
+ * Pipelining inside a chunk. A rank writes what the others read of its slot for
+ * op->seq as a stream: bytes in the order it writes them, announced a piece at a
+ * time, so that readers copy or reduce one piece while it writes the next.
+ */
+
+/* Copies bytes to the slot at to, as the bytes *streamed.. of this rank's stream,
+ * announcing each piece it completes; end announces the last, partial piece. */
+static inline void schedule_stream(const struct coll_async_op *op, size_t *streamed, char *to,
+                                   const char *from, size_t bytes, bool end)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    size_t piece = shm->piece_size;
+
+    while (bytes > 0) {
+        size_t room = piece - *streamed % piece, length = bytes < room ? bytes : room;
+
+        coll_async_shm_copy_in(to, from, length, schedule_streaming(op));
+        to += length;
+        from += length;
+        bytes -= length;
+        *streamed += length;
+        if (0 == *streamed % piece) {
+            coll_async_shm_publish_written(shm, op->seq, *streamed / piece);
+        }
+    }
+    if (end && 0 != *streamed % piece) {
+        coll_async_shm_publish_written(shm, op->seq, *streamed / piece + 1);
+    }
+}
+
+/* The simplest stream: bytes from `from` to the start of the slot, then ARRIVED. */
+static inline void schedule_write_slot(const struct coll_async_op *op, const void *from,
+                                       size_t bytes)
+{
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+    size_t streamed = 0;
+
+    schedule_stream(op, &streamed, coll_async_shm_slot(shm, shm->rank, op->seq), from, bytes,
+                    true);
+    schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+}
+
+/* How many of the bytes [start, start + length) of rank's stream are announced. */
+static inline size_t schedule_announced(const struct coll_async_op *op, int rank, size_t start,
+                                        size_t length)
+{
+    size_t written = coll_async_shm_written(schedule_shm(op), rank, op->seq, start + length);
+
+    return written <= start ? 0 : written - start;
+}
+
+/* Copies to `to` the bytes [at, at + length) of rank's slot, which its stream
+ * carries from start on, as far as they are announced; op->offset counts what is
+ * copied. True once all is. */
+static inline bool schedule_copy_announced(struct coll_async_op *op, int rank, char *to,
+                                           size_t at, size_t start, size_t length)
+{
+    const char *slot = coll_async_shm_slot(schedule_shm(op), rank, op->seq) + at;
+
+    while (op->offset < length) {
+        size_t has = schedule_announced(op, rank, start, length);
+
+        if (has == op->offset) {
+            return false;
+        }
+        memcpy(to + op->offset, slot + op->offset, has - op->offset);
+        op->offset = has;
+    }
+    return true;
 }
 
 /* Publishes this rank's buffers for single copy by the others. */
