@@ -269,23 +269,31 @@ static void stream_inputs(const struct coll_async_op *op, size_t chunk)
          rank = (rank + 1) % shm->nranks) {
         slice_of(op, chunk, rank, &first, &share);
         schedule_stream(op, &streamed, slot + element_offset(op, first),
-                   input + element_offset(op, first), element_offset(op, share), false);
+                        input + element_offset(op, first), element_offset(op, share), false);
     }
     schedule_stream(op, &streamed, slot, input, 0, true);
     schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
 }
 
-/* Elements of this rank's slice, from op->offset, that every other rank has streamed. */
-static size_t slice_ready(const struct coll_async_op *op, size_t chunk, size_t share)
+/* Where the part this rank reduces starts in writer's stream. */
+typedef size_t (*part_start_fn)(const struct coll_async_op *op, size_t chunk, int writer);
+
+static size_t own_slice_start(const struct coll_async_op *op, size_t chunk, int writer)
+{
+    return streamed_before(op, chunk, writer, schedule_shm(op)->rank);
+}
+
+/* Elements of this rank's part, count in all, that every other rank has streamed. */
+static size_t part_ready(const struct coll_async_op *op, size_t chunk, size_t count,
+                         part_start_fn start)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
-    size_t ready = element_offset(op, share);
+    size_t ready = element_offset(op, count);
 
     for (int rank = 0; rank < shm->nranks; ++rank) {
         if (rank != shm->rank) {
-            size_t has = schedule_announced(op, rank,
-                                            streamed_before(op, chunk, rank, shm->rank),
-                                            element_offset(op, share));
+            size_t has = schedule_announced(op, rank, start(op, chunk, rank),
+                                            element_offset(op, count));
             ready = has < ready ? has : ready;
         }
     }
@@ -325,14 +333,14 @@ static bool reduce_own_slice(struct coll_async_op *op, size_t chunk)
         size_t base = element_offset(op, op->done), streamed;
         char *out = (char *) op->rbuf + base + at;
 
-        ready = slice_ready(op, chunk, share);
+        ready = part_ready(op, chunk, share, own_slice_start);
         if (ready == op->offset) {
             return false;
         }
         fold_slots(op, out, (const char *) op->sbuf + base + at, at, ready - op->offset);
         streamed = result_start(op, chunk, shm->rank) + element_offset(op, op->offset);
         schedule_stream(op, &streamed, slot + at, out, element_offset(op, ready - op->offset),
-                   ready == share);
+                        ready == share);
         op->offset = ready;
     }
     return true;
@@ -387,19 +395,13 @@ static int staged(struct coll_async_op *op)
     }
 }
 
-/* Elements of the chunk, of chunk in all, that every other rank has written. */
-static size_t written_by_all(const struct coll_async_op *op, size_t chunk)
+/* A reduce's root reduces the whole chunk, which each writer streams from its start. */
+static size_t whole_chunk_start(const struct coll_async_op *op, size_t chunk, int writer)
 {
-    struct coll_async_shm_segment *shm = schedule_shm(op);
-    size_t bytes = element_offset(op, chunk);
-
-    for (int rank = 0; rank < shm->nranks; ++rank) {
-        if (rank != shm->rank) {
-            size_t written = schedule_announced(op, rank, 0, element_offset(op, chunk));
-            bytes = written < bytes ? written : bytes;
-        }
-    }
-    return bytes / op->reduction.size;
+    (void) op;
+    (void) chunk;
+    (void) writer;
+    return 0;
 }
 
 /* The root's part of a rooted chunk: out = its input op every slot, in rank order,
@@ -441,7 +443,7 @@ static int rooted_chunks(struct coll_async_op *op)
                 op->offset = 0;
             }
             while (op->offset < chunk) {
-                size_t ready = written_by_all(op, chunk);
+                size_t ready = part_ready(op, chunk, chunk, whole_chunk_start);
 
                 if (ready == op->offset) {
                     return COLL_ASYNC_AGAIN;
