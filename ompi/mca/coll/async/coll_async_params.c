@@ -119,8 +119,8 @@ static const struct {
     [COLL_ASYNC_INTERNODE_FOR_ALLREDUCE] = {"allreduce", ALG(AUTO) | ALG(RING)
                                                              | ALG(RECURSIVE_DOUBLING)
                                                              | ALG(RABENSEIFNER)},
-    [COLL_ASYNC_INTERNODE_FOR_BCAST] = {"bcast",
-                                        ALG(AUTO) | ALG(BINOMIAL) | ALG(SCATTER_ALLGATHER)},
+    [COLL_ASYNC_INTERNODE_FOR_BCAST] = {"bcast", ALG(AUTO) | ALG(BINOMIAL)
+                                                     | ALG(SCATTER_ALLGATHER) | ALG(MULTICAST)},
     [COLL_ASYNC_INTERNODE_FOR_ALLGATHER] = {"allgather",
                                             ALG(AUTO) | ALG(RING) | ALG(RECURSIVE_DOUBLING)},
 };
@@ -137,6 +137,33 @@ static void internode_values(int family, char *buf, size_t len)
                                       coll_async_internode_alg_names[alg]);
         }
     }
+}
+
+#define MULTICAST_HELP                                                                        \
+    " multicast: the root's node sends the data once into a UD multicast group of the "         \
+    "nodes' leaders (verbs, RoCE or InfiniBand; the group is set up by the first such bcast and " \
+    "every leader attached before anything is sent); where the group cannot be set up (no RDMA " \
+    "port, a failed join, built without rdma-core) the leaders say why at verbose level 1 and " \
+    "use the point-to-point algorithms. auto takes multicast on 3 nodes or more from 64 KiB "   \
+    "when every leader has an RDMA port and verbs reaches every other."
+
+/* Tests only: forced loss on the multicast group. */
+static int register_multicast(void)
+{
+    mca_coll_async_component_t *c = &mca_coll_async_component;
+    int rc;
+
+    c->mcast_drop_fraction = 0;
+    rc = register_var("mcast_drop_fraction",
+                      "For tests only: the fraction (0 to 1) of the multicast data packets each "
+                      "leader receives that it discards on arrival, as if the network had lost "
+                      "them, chosen by a seeded pseudo-random sequence. The group's "
+                      "acknowledgements, gap reports and resends must then repair the loss, and "
+                      "results stay exact, only slower. Needed where the network loses nothing "
+                      "to test with: soft-RoCE in one machine loops multicast back before any "
+                      "wire, so tc netem cannot drop it. 0 (the default): none.",
+                      MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_9, &c->mcast_drop_fraction);
+    return rc < 0 ? rc : OMPI_SUCCESS;
 }
 
 /* Between nodes: the TCP transport, the leaders, the algorithms. */
@@ -227,14 +254,15 @@ static int register_network(void)
         return rc;
     }
     for (int family = 0; family < COLL_ASYNC_NUM_INTERNODE_FAMILIES; ++family) {
-        char name[64], help[256], values[128];
+        char name[64], help[1024], values[128];
 
         internode_values(family, values, sizeof(values));
         snprintf(name, sizeof(name), "internode_%s_algorithm", internode_families[family].name);
         snprintf(help, sizeof(help),
                  "Algorithm of %s between the leaders of the nodes. One of: %s. auto: "
-                 "chosen by message size and number of nodes.",
-                 internode_families[family].name, values);
+                 "chosen by message size and number of nodes.%s",
+                 internode_families[family].name, values,
+                 COLL_ASYNC_INTERNODE_FOR_BCAST == family ? MULTICAST_HELP : "");
         c->internode_value[family] = "auto";
         rc = register_var(name, help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
                           &c->internode_value[family]);
@@ -317,6 +345,9 @@ int mca_coll_async_params_register(void)
         }
     }
     rc = register_network();
+    if (OMPI_SUCCESS == rc) {
+        rc = register_multicast();
+    }
     return OMPI_SUCCESS == rc ? register_shm() : rc;
 }
 
@@ -402,6 +433,16 @@ int mca_coll_async_params_check(void)
         || !at_least("tcp_links", c->tcp_links, 0, "0 (all) or a number of connections")
         || !at_least("tcp_connect_timeout", c->tcp_connect_timeout, 1, "a number of seconds")
         || !at_least("verbs_ports", c->verbs_ports, 0, "0 (all) or a number of ports")) {
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    /* Written so that NaN fails too. */
+    if (!(c->mcast_drop_fraction >= 0 && c->mcast_drop_fraction <= 1)) {
+        char given[32];
+
+        snprintf(given, sizeof(given), "%g", c->mcast_drop_fraction);
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value",
+                                 "mcast_drop_fraction", given,
+                                 "a fraction from 0 (no loss) to 1");
         rc = OMPI_ERR_BAD_PARAM;
     }
     return rc;
