@@ -68,6 +68,8 @@ typedef struct mca_coll_async_component_t {
     char *internode_value[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
     bool profile_ring;
     double mcast_drop_fraction;
+    int mcast_min_nodes;
+    size_t mcast_min_bytes;
 
     /* ... and as understood by mca_coll_async_params_check() */
     struct coll_async_cpuset progress_cpus;

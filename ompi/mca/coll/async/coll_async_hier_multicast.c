@@ -22,11 +22,6 @@
 #include "coll_async.h"
 #include "coll_async_network.h"
 
-/* auto's choice, measured in the soft-RoCE guest (README): multicast on this many
- * nodes and more, for bcasts of this many bytes and more. */
-#define AUTO_MIN_NODES 3
-#define AUTO_MIN_BYTES (64 * 1024)
-
 /* Leaders at verbose level 1: node 0's; the others at 2. */
 static int level_of(const struct coll_async_hier *hier)
 {
@@ -47,6 +42,7 @@ static bool leaders_have_verbs(const struct coll_async_hier *hier)
 /* multicast_from, and why multicast is off when it was asked for (or NULL). */
 static const char *choose(struct coll_async_hier *hier)
 {
+    const mca_coll_async_component_t *c = &mca_coll_async_component;
     enum coll_async_internode_alg alg = hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST];
 
     hier->multicast_from = SIZE_MAX;
@@ -61,8 +57,9 @@ static const char *choose(struct coll_async_hier *hier)
     }
     if (COLL_ASYNC_INTERNODE_MULTICAST == alg) {
         hier->multicast_from = 1;
-    } else if (hier->node_count >= AUTO_MIN_NODES && leaders_have_verbs(hier)) {
-        hier->multicast_from = AUTO_MIN_BYTES;
+    } else if (0 < c->mcast_min_nodes && hier->node_count >= c->mcast_min_nodes
+               && leaders_have_verbs(hier)) {
+        hier->multicast_from = c->mcast_min_bytes;
     }
     return NULL;
 }
