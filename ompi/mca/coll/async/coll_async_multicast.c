@@ -49,8 +49,9 @@ enum phase {
     PHASE_BARRIER, /* the close, then done */
 };
 
-struct coll_async_multicast *coll_async_multicast_new(const struct coll_async_leaders *leaders,
-                                                      const struct coll_async_multicast_config *config)
+struct coll_async_multicast *
+coll_async_multicast_new(const struct coll_async_leaders *leaders,
+                         const struct coll_async_multicast_config *config)
 {
     struct coll_async_multicast *group = calloc(1, sizeof(*group));
 
@@ -101,11 +102,6 @@ void coll_async_multicast_free(struct coll_async_multicast *group)
     free(group);
 }
 
-bool coll_async_multicast_usable(const struct coll_async_multicast *group)
-{
-    return STATE_UNUSABLE != group->state;
-}
-
 bool coll_async_multicast_open(const struct coll_async_multicast *group)
 {
     return NULL != group->member;
@@ -137,7 +133,8 @@ static int mcast_progress(void *member)
     return coll_async_mcast_progress(member);
 }
 
-/* The other leaders a peer not behind verbs cannot share this group with. */
+/* Why this leader refuses the group when verbs must reach every other leader
+ * (auto's rule), or NULL. */
 static const char *not_over_verbs(const struct coll_async_multicast *group)
 {
     const struct coll_async_leaders *l = &group->leaders;

@@ -86,16 +86,13 @@ struct coll_async_multicast_call {
 
 /* The group's state among leaders, nothing set up yet: no message, no QP.
  * NULL when out of memory. */
-struct coll_async_multicast *coll_async_multicast_new(const struct coll_async_leaders *leaders,
-                                                      const struct coll_async_multicast_config *config);
+struct coll_async_multicast *
+coll_async_multicast_new(const struct coll_async_leaders *leaders,
+                         const struct coll_async_multicast_config *config);
 
 /* Frees what is left; the caller holds the driver's exclusion (a member not
  * closed by coll_async_multicast_close_start leaves the group here). */
 void coll_async_multicast_free(struct coll_async_multicast *group);
-
-/* False once the set-up failed: bcasts then go point to point, the same on
- * every leader. */
-bool coll_async_multicast_usable(const struct coll_async_multicast *group);
 
 /* Whether a member exists, to be closed after a barrier. */
 bool coll_async_multicast_open(const struct coll_async_multicast *group);
@@ -127,12 +124,6 @@ coll_async_multicast_new(const struct coll_async_leaders *leaders,
 static inline void coll_async_multicast_free(struct coll_async_multicast *group)
 {
     (void) group;
-}
-
-static inline bool coll_async_multicast_usable(const struct coll_async_multicast *group)
-{
-    (void) group;
-    return false;
 }
 
 static inline bool coll_async_multicast_open(const struct coll_async_multicast *group)
