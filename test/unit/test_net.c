@@ -3,16 +3,20 @@
  * transport it puts behind a peer, what it refuses, and that an op completes
  * through it with the carrying transport's status, length and callback. Two
  * mappers in one process, each over its own TCP transport on loopback, stand in
- * for two nodes.
+ * for two nodes. An eventfd stands in for an attached source (a multicast group).
  */
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -107,10 +111,52 @@ static void test_transfer(void **state)
     coll_async_net_destroy(b.net);
 }
 
+/* An attached source: the eventfd's count, read by its progress. */
+static int drain_eventfd(void *context)
+{
+    uint64_t count = 0;
+
+    return read(*(int *) context, &count, sizeof(count)) == sizeof(count) ? (int) count : 0;
+}
+
+static bool readable(int fd)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+    return 1 == poll(&pfd, 1, 0);
+}
+
+static void test_attached_source(void **state)
+{
+    static const uint64_t three = 3;
+    struct node a;
+    int source = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+
+    (void) state;
+    assert_true(source >= 0);
+    open_node(&a, 0);
+    assert_int_equal(0, coll_async_net_attach(a.net, source, drain_eventfd, &source));
+    assert_int_equal(0, coll_async_net_progress(a.net));
+    assert_false(readable(coll_async_net_fd(a.net)));
+    /* Work on the source wakes a sleeper on the mapper's fd; the mapper's progress does it. */
+    assert_int_equal(sizeof(three), write(source, &three, sizeof(three)));
+    assert_true(readable(coll_async_net_fd(a.net)));
+    assert_int_equal(3, coll_async_net_progress(a.net));
+    assert_false(readable(coll_async_net_fd(a.net)));
+    /* Detached: neither woken nor driven. */
+    coll_async_net_detach(a.net, &source);
+    assert_int_equal(sizeof(three), write(source, &three, sizeof(three)));
+    assert_false(readable(coll_async_net_fd(a.net)));
+    assert_int_equal(0, coll_async_net_progress(a.net));
+    coll_async_net_destroy(a.net);
+    close(source);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_choice),
-                                       cmocka_unit_test(test_transfer)};
+                                       cmocka_unit_test(test_transfer),
+                                       cmocka_unit_test(test_attached_source)};
 
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

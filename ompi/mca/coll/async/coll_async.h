@@ -69,6 +69,9 @@ typedef struct mca_coll_async_component_t {
     size_t multi_leader_bytes;
     char *internode_value[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
     bool profile_ring;
+    double mcast_drop_fraction;
+    int mcast_min_nodes;
+    size_t mcast_min_bytes;
 
     /* ... and as understood by mca_coll_async_params_check() */
     struct coll_async_cpuset progress_cpus;
@@ -137,6 +140,16 @@ void mca_coll_async_node_report(struct ompi_communicator_t *comm);
  * NULL (after saying why at verbose level) when it cannot be built. */
 struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *comm);
 void mca_coll_async_hier_close(struct coll_async_hier *hier);
+
+/* coll_async_hier_multicast.c: whether hier's bcasts use a multicast group (every
+ * rank) and the group's state (slot 0's leaders), with no message; its part of
+ * the verbose line on bcast (others: what runs instead); leaving the group once
+ * every leader has finished with it. */
+int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
+                                       struct ompi_communicator_t *comm);
+int mca_coll_async_hier_multicast_describe(const struct coll_async_hier *hier, const char *others,
+                                           char *buf, size_t len);
+void mca_coll_async_hier_multicast_close(struct coll_async_hier *hier);
 
 /* coll_async_profile.c: orders the ring of hier's group of leaders by measured
  * bandwidth; the leaders of a slot meet over TCP, nobody else takes part. */

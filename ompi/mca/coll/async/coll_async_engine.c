@@ -93,11 +93,19 @@ static void wait_round(struct coll_async_backoff *backoff, unsigned *rounds,
 }
 
 /* One round of an application thread waiting for posted ops: it runs them when
- * no other thread is, and waits a round when that finished none. */
+ * no other thread is, and waits a round when that finished none. While the
+ * watched transport has work (a multicast's packets are each handled here), it
+ * waits not, and starts its wait afresh after. */
 static void help_or_wait(struct coll_async_backoff *backoff, unsigned *rounds,
                          void (*progress)(void))
 {
-    if (COLL_ASYNC_HELP_FINISHED != coll_async_engine_help()) {
+    switch (coll_async_engine_help()) {
+    case COLL_ASYNC_HELP_FINISHED:
+        return;
+    case COLL_ASYNC_HELP_MOVED:
+        *backoff = (struct coll_async_backoff) COLL_ASYNC_BACKOFF_INIT;
+        return;
+    default:
         wait_round(backoff, rounds, progress);
     }
 }
@@ -234,16 +242,15 @@ static bool advance_all(void)
     return progressed;
 }
 
-/* One pass over everything posted, unless another thread is making it; *busy:
- * ops are left waiting for peers. False when another thread drives. */
-static bool drive(bool *progressed, bool *busy)
+/* One pass over everything posted, unless another thread is making it; *moved:
+ * the watched transport did work; *busy: ops are left waiting for peers. False
+ * when another thread drives. */
+static bool drive(bool *progressed, bool *moved, bool *busy)
 {
     if (__atomic_exchange_n(&engine.driving, 1, __ATOMIC_ACQUIRE)) {
         return false;
     }
-    if (NULL != engine.watch.progress) {
-        engine.watch.progress(engine.watch.context);
-    }
+    *moved = NULL != engine.watch.progress && 0 < engine.watch.progress(engine.watch.context);
     take_posted();
     *progressed = advance_all();
     *busy = NULL != engine.ready;
@@ -267,16 +274,18 @@ void coll_async_engine_release(void)
 
 enum coll_async_help coll_async_engine_help(void)
 {
-    bool progressed = false, busy;
+    bool progressed = false, moved, busy;
 
     if (0 == __atomic_load_n(&engine.in_flight, __ATOMIC_ACQUIRE)) {
         return COLL_ASYNC_HELP_IDLE;
     }
     __atomic_add_fetch(&engine.helped, 1, __ATOMIC_RELAXED);
-    if (!drive(&progressed, &busy)) {
+    if (!drive(&progressed, &moved, &busy)) {
         return COLL_ASYNC_HELP_TAKEN;
     }
-    return progressed ? COLL_ASYNC_HELP_FINISHED : COLL_ASYNC_HELP_WAITING;
+    return progressed ? COLL_ASYNC_HELP_FINISHED
+         : moved      ? COLL_ASYNC_HELP_MOVED
+                      : COLL_ASYNC_HELP_WAITING;
 }
 
 static long futex(volatile int32_t *word, int operation, int32_t value,
@@ -450,11 +459,11 @@ static void *progress_thread(void *unused)
     wait.shared = shares_creator_cpu();
     thread_wait_reset(&wait);
     for (;;) {
-        bool progressed = false, busy = true;
+        bool progressed = false, moved = false, busy = true;
 
-        if (!drive(&progressed, &busy) || (!progressed && busy)) {
+        if (!drive(&progressed, &moved, &busy) || (!progressed && !moved && busy)) {
             wait_for_work(&wait);
-        } else if (progressed) {
+        } else if (progressed || moved) {
             thread_wait_reset(&wait);
         } else if (engine.stop) {
             return NULL;

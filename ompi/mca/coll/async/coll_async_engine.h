@@ -119,6 +119,7 @@ void coll_async_engine_configure(const struct coll_async_cpuset *cpus);
 enum coll_async_help {
     COLL_ASYNC_HELP_IDLE,     /* nothing in flight */
     COLL_ASYNC_HELP_FINISHED, /* ran the ops, and some finished */
+    COLL_ASYNC_HELP_MOVED,    /* ran the ops, none finished, the watched transport did work */
     COLL_ASYNC_HELP_WAITING,  /* ran the ops, which all wait for peers */
     COLL_ASYNC_HELP_TAKEN,    /* another thread is running them */
 };

@@ -234,7 +234,7 @@ static struct coll_async_hier *hier_alloc(int size, int nodes)
 static void report(const struct coll_async_hier *hier, struct ompi_communicator_t *comm)
 {
     int level = 0 == hier->rank ? 1 : 2;
-    char leaders[128] = "", allreduce[96], bcast[96], allgather[96];
+    char leaders[128] = "", allreduce[96], point_to_point[96], bcast[256], allgather[96];
     int over_verbs = 0, over_tcp = 0;
     size_t used = 0;
 
@@ -268,7 +268,8 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
                                   hier->node_count, allreduce, sizeof(allreduce));
     coll_async_internode_describe(COLL_ASYNC_INTERNODE_BCAST,
                                   hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST],
-                                  hier->node_count, bcast, sizeof(bcast));
+                                  hier->node_count, point_to_point, sizeof(point_to_point));
+    mca_coll_async_hier_multicast_describe(hier, point_to_point, bcast, sizeof(bcast));
     coll_async_internode_describe(COLL_ASYNC_INTERNODE_ALLGATHER,
                                   hier->internode[COLL_ASYNC_INTERNODE_FOR_ALLGATHER],
                                   hier->node_count, allgather, sizeof(allgather));
@@ -288,6 +289,7 @@ static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
     int rc;
 
     hier->name = comm->c_name;
+    hier->cid = comm->c_contextid;
     hier->net = mca_coll_async_network();
     hier->tag_base = (uint64_t) comm->c_contextid << 40;
     hier->multi_leader_bytes = mca_coll_async_component.multi_leader_bytes;
@@ -310,7 +312,8 @@ static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
         return OMPI_ERROR;
     }
     join_group(hier);
-    return OMPI_SUCCESS;
+    *why = "out of memory";
+    return mca_coll_async_hier_multicast_open(hier, comm);
 }
 
 struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *comm)
@@ -358,6 +361,7 @@ void mca_coll_async_hier_close(struct coll_async_hier *hier)
     if (NULL == hier) {
         return;
     }
+    mca_coll_async_hier_multicast_close(hier);
     if (hier->has_local) {
         coll_async_mapper_close(&hier->local);
     }

@@ -7,7 +7,8 @@
  * `slots` leaders: slot 0 leads the node in every collective; large allreduces
  * split the vector over all slots, each leader moving its share between nodes
  * from the rank near its NIC. Between nodes the leaders of one slot form a group
- * on the mapper between nodes (coll_async_internode.h).
+ * on the mapper between nodes (coll_async_internode.h); those of slot 0 may
+ * also share a multicast group for bcast (coll_async_multicast.h).
  */
 
 #ifndef MCA_COLL_ASYNC_HIER_H
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include "coll_async_internode.h"
+#include "coll_async_multicast.h"
 #include "transport/coll_async_mapper.h"
 
 #define COLL_ASYNC_HIER_MAX_SLOTS 8
@@ -31,6 +33,7 @@ enum coll_async_internode_family {
 
 struct coll_async_hier {
     const char *name;   /* the communicator's, for messages */
+    unsigned cid;       /* the communicator's, for messages */
     int size, rank;     /* in the communicator */
     int node_count, node;
     int *node_of;       /* rank -> node */
@@ -55,6 +58,12 @@ struct coll_async_hier {
 
     size_t multi_leader_bytes;
     enum coll_async_internode_alg internode[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
+
+    /* bcasts of at least this many bytes (and more than 0) go over the leaders'
+     * multicast group; SIZE_MAX: none. The same on every rank. */
+    size_t multicast_from;
+    const char *multicast_off; /* why not, where the parameter asked for it; or NULL */
+    struct coll_async_multicast *multicast; /* slot 0's leaders, when multicast_from says */
 };
 
 static inline int coll_async_hier_node_size(const struct coll_async_hier *hier, int node)

@@ -6,9 +6,11 @@
  * nodes. allreduce: reduce to the leaders (one share of the vector per leader
  * above multi_leader_bytes), allreduce between nodes, broadcast from the
  * leaders. reduce and bcast: the root stands for its node, so its data needs no
- * extra hop. barrier: local barrier, leaders' barrier, release. allgather:
- * local allgather into the node's block, leaders' allgather of node blocks,
- * broadcast of the whole.
+ * extra hop; but a bcast over the leaders' multicast group
+ * (coll_async_multicast.h) has the node's first leader, its member, stand for
+ * it, after the root's local bcast when the root does not lead. barrier: local
+ * barrier, leaders' barrier, release. allgather: local allgather into the
+ * node's block, leaders' allgather of node blocks, broadcast of the whole.
  *
  * A leader that fails between nodes tells its node: before each broadcast from a
  * leader, the leader broadcasts its status, and the ranks skip the data and
@@ -32,6 +34,7 @@ enum stage_kind {
     STAGE_LOCAL,   /* a shared-memory schedule on the node's channel */
     STAGE_STATUS,  /* a leader's status, broadcast on the node's channel */
     STAGE_NET,     /* the leaders' algorithm between nodes */
+    STAGE_MULTICAST, /* bcast over the leaders' multicast group */
     STAGE_COPY,    /* bytes from sbuf to rbuf */
     STAGE_PERMUTE, /* allgather: node-ordered blocks to rank order */
 };
@@ -56,6 +59,7 @@ struct run {
     bool started;                      /* the stage at `at` has begun */
     struct coll_async_op local;        /* a LOCAL or STATUS stage's op */
     struct coll_async_internode net;   /* a NET stage's state */
+    struct coll_async_multicast_call multicast; /* a MULTICAST stage's */
     struct coll_async_leaders rooted;  /* bcast and reduce: the root stands for its node */
     uint32_t *rooted_peer;
     size_t *block_offset, *block_bytes;
@@ -225,11 +229,45 @@ static int representative(const struct run *run, int root)
                                                                           run->hier->node, 0);
 }
 
+/* Over multicast: the node's first leader is its member, so a root that does
+ * not lead hands its data to it first. */
+static void plan_multicast_bcast(struct run *run, struct coll_async_op *op)
+{
+    struct coll_async_hier *hier = run->hier;
+    int root_node = hier->node_of[op->root], leader = leader_of(hier, hier->node, 0);
+    bool root_here = root_node == hier->node;
+
+    if (root_here && op->root != leader && hier->has_local) {
+        add_local(run, coll_async_bcast_begin, op->root, NULL, op->rbuf, 0, op->bytes);
+    }
+    if (0 == hier->slot) {
+        struct stage *stage = add(run, STAGE_MULTICAST);
+
+        stage->root = root_node;
+        stage->rbuf = op->rbuf;
+        stage->bytes = op->bytes;
+    }
+    if (!hier->has_local) {
+        return;
+    }
+    if (!root_here) {
+        add_from_leader(run, leader, op->rbuf, op->bytes);
+    } else if (op->root == leader) {
+        add_local(run, coll_async_bcast_begin, op->root, NULL, op->rbuf, 0, op->bytes);
+    }
+}
+
 static int plan_bcast(struct run *run, struct coll_async_op *op)
 {
     struct coll_async_hier *hier = run->hier;
     const struct coll_async_leaders *group;
-    int rc = rooted_group(run, op->root, &group);
+    int rc;
+
+    if (0 < op->bytes && op->bytes >= hier->multicast_from) {
+        plan_multicast_bcast(run, op);
+        return OMPI_SUCCESS;
+    }
+    rc = rooted_group(run, op->root, &group);
 
     if (OMPI_SUCCESS != rc) {
         return rc;
@@ -413,6 +451,13 @@ static int start_stage(struct run *run, struct coll_async_op *op, struct stage *
                                                  .block_offset = run->block_offset,
                                                  .block_bytes = run->block_bytes};
         return coll_async_internode_start(&run->net, stage->net);
+    case STAGE_MULTICAST:
+        run->multicast = (struct coll_async_multicast_call){.group = hier->multicast,
+                                                            .tag = run->tag,
+                                                            .root = stage->root,
+                                                            .buf = stage->rbuf,
+                                                            .bytes = stage->bytes};
+        return coll_async_multicast_bcast_start(&run->multicast);
     default:
         return OMPI_SUCCESS;
     }
@@ -424,6 +469,17 @@ static void permute(const struct coll_async_hier *hier, const struct stage *stag
     for (int i = 0; i < hier->size; ++i) {
         memcpy((char *) stage->rbuf + (size_t) hier->node_ranks[i] * stage->bytes,
                (const char *) stage->sbuf + (size_t) i * stage->bytes, stage->bytes);
+    }
+}
+
+/* A stage between nodes has ended with rc (0 or -errno, error saying why): a
+ * failure is the run's status now, and the next stages tell the node. */
+static void ended_between_nodes(struct run *run, int rc, const char *error)
+{
+    if (0 != rc) {
+        mca_coll_async_show_help(true, "network failed", run->hier->name, run->hier->rank,
+                                 NULL != error ? error : "between nodes");
+        run->status = rc < 0 ? rc : -EIO;
     }
 }
 
@@ -443,15 +499,15 @@ static int continue_stage(struct run *run, struct stage *stage)
     case STAGE_NET:
         rc = coll_async_internode_progress(&run->net);
         if (COLL_ASYNC_INTERNODE_AGAIN != rc) {
-            if (0 != rc) {
-                mca_coll_async_show_help(true, "network failed", run->hier->name, run->hier->rank,
-                                         NULL != run->net.error ? run->net.error
-                                                                : "between nodes");
-                run->status = rc < 0 ? rc : -EIO;
-            }
+            ended_between_nodes(run, rc, run->net.error);
             coll_async_internode_fini(&run->net);
         }
-        /* A failure is the run's status now: the next stages tell the node. */
+        return COLL_ASYNC_INTERNODE_AGAIN == rc ? COLL_ASYNC_AGAIN : OMPI_SUCCESS;
+    case STAGE_MULTICAST:
+        rc = coll_async_multicast_progress(&run->multicast);
+        if (COLL_ASYNC_INTERNODE_AGAIN != rc) {
+            ended_between_nodes(run, rc, run->multicast.error);
+        }
         return COLL_ASYNC_INTERNODE_AGAIN == rc ? COLL_ASYNC_AGAIN : OMPI_SUCCESS;
     case STAGE_COPY:
         memcpy(stage->rbuf, stage->sbuf, stage->bytes);

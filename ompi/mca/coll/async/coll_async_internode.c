@@ -18,6 +18,7 @@ const char *const coll_async_internode_alg_names[COLL_ASYNC_NUM_INTERNODE_ALGS] 
     [COLL_ASYNC_INTERNODE_BINOMIAL] = "binomial",
     [COLL_ASYNC_INTERNODE_SCATTER_ALLGATHER] = "scatter_allgather",
     [COLL_ASYNC_INTERNODE_DISSEMINATION] = "dissemination",
+    [COLL_ASYNC_INTERNODE_MULTICAST] = "multicast",
 };
 
 /* AUTO's choices, measured with bench/compare -V over loopback (README). */

@@ -42,6 +42,8 @@ enum coll_async_internode_alg {
     COLL_ASYNC_INTERNODE_BINOMIAL,           /* bcast, reduce */
     COLL_ASYNC_INTERNODE_SCATTER_ALLGATHER,  /* bcast: binomial scatter + ring allgather */
     COLL_ASYNC_INTERNODE_DISSEMINATION,      /* barrier */
+    COLL_ASYNC_INTERNODE_MULTICAST,          /* bcast: a UD multicast group (coll_async_multicast.h);
+                                                here, where it cannot run, as AUTO */
     COLL_ASYNC_NUM_INTERNODE_ALGS
 };
 

@@ -35,10 +35,13 @@
 
 #define VERBS_KEY "coll_async_verbs"
 
+/* What this process knows of each process of the job (network.peers). */
+enum { PEER_ADDED = 1, PEER_HAS_VERBS = 2 /* published a verbs address */ };
+
 static struct {
     struct coll_async_net *net;
     uint32_t self, nprocs; /* this process's id, and the job's processes */
-    unsigned char *added;  /* per world rank: add_peer done */
+    unsigned char *peers;  /* per world rank: PEER_ flags */
     bool memory_hooks;     /* Open MPI's memory framework opened for us */
     bool release_hook;     /* invalidating verbs registrations on free */
     char interfaces[512];  /* for the verbose line */
@@ -307,13 +310,14 @@ int mca_coll_async_network_open(void)
     }
     network.self = OMPI_PROC_MY_NAME->vpid;
     network.nprocs = ompi_process_info.num_procs;
-    network.added = calloc(network.nprocs, 1);
-    if (NULL == network.added) {
+    network.peers = calloc(network.nprocs, 1);
+    if (NULL == network.peers) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     network.interfaces[0] = '\0';
 #if COLL_ASYNC_HAVE_VERBS
     verbs = open_verbs();
+    network.peers[network.self] = NULL != verbs ? PEER_HAS_VERBS : 0;
 #else
     opal_output_verbose(say_level(), mca_coll_async_component.output,
                         "coll:async: verbs off: built without rdma-core; TCP between nodes");
@@ -348,8 +352,8 @@ void mca_coll_async_network_close(void)
 #endif
     coll_async_net_destroy(network.net);
     network.net = NULL;
-    free(network.added);
-    network.added = NULL;
+    free(network.peers);
+    network.peers = NULL;
 }
 
 struct coll_async_net *mca_coll_async_network(void)
@@ -371,7 +375,7 @@ static int add_peer(struct ompi_proc_t *proc)
     uint8_t *tcp_blob = NULL, *verbs_blob = NULL;
     int rc;
 
-    if (network.added[id]) {
+    if (network.peers[id] & PEER_ADDED) {
         return OMPI_SUCCESS;
     }
     OPAL_MODEX_RECV(rc, &mca_coll_async_component.super.collm_version, &proc->super.proc_name,
@@ -391,8 +395,13 @@ static int add_peer(struct ompi_proc_t *proc)
     if (0 != rc && -EEXIST != rc) {
         return OMPI_ERROR;
     }
-    network.added[id] = 1;
+    network.peers[id] = PEER_ADDED | (NULL != verbs_blob ? PEER_HAS_VERBS : 0);
     return OMPI_SUCCESS;
+}
+
+bool mca_coll_async_network_has_verbs(uint32_t id)
+{
+    return NULL != network.peers && id < network.nprocs && (network.peers[id] & PEER_HAS_VERBS);
 }
 
 int mca_coll_async_network_add(struct ompi_proc_t *const *procs, int count, uint32_t *ids)

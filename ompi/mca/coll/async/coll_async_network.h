@@ -7,6 +7,7 @@
 #ifndef MCA_COLL_ASYNC_NETWORK_H
 #define MCA_COLL_ASYNC_NETWORK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "transport/coll_async_net.h"
@@ -32,5 +33,10 @@ int mca_coll_async_network_place(struct ompi_proc_t *proc, char *node, size_t le
 /* Makes count processes reachable, writing their transport ids to ids; fails for
  * processes of other jobs. */
 int mca_coll_async_network_add(struct ompi_proc_t *const *procs, int count, uint32_t *ids);
+
+/* Whether the process with transport id (this one, or one added) published a
+ * verbs address: it has an active RDMA port. Every process reads the same from
+ * the modex. */
+bool mca_coll_async_network_has_verbs(uint32_t id);
 
 #endif /* MCA_COLL_ASYNC_NETWORK_H */

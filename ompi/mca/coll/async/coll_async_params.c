@@ -143,8 +143,8 @@ static const struct {
     [COLL_ASYNC_INTERNODE_FOR_ALLREDUCE] = {"allreduce", ALG(AUTO) | ALG(RING)
                                                              | ALG(RECURSIVE_DOUBLING)
                                                              | ALG(RABENSEIFNER)},
-    [COLL_ASYNC_INTERNODE_FOR_BCAST] = {"bcast",
-                                        ALG(AUTO) | ALG(BINOMIAL) | ALG(SCATTER_ALLGATHER)},
+    [COLL_ASYNC_INTERNODE_FOR_BCAST] = {"bcast", ALG(AUTO) | ALG(BINOMIAL)
+                                                     | ALG(SCATTER_ALLGATHER) | ALG(MULTICAST)},
     [COLL_ASYNC_INTERNODE_FOR_ALLGATHER] = {"allgather",
                                             ALG(AUTO) | ALG(RING) | ALG(RECURSIVE_DOUBLING)},
 };
@@ -161,6 +161,58 @@ static void internode_values(int family, char *buf, size_t len)
                                       coll_async_internode_alg_names[alg]);
         }
     }
+}
+
+#define MULTICAST_HELP                                                                        \
+    " multicast: the root's node sends the data once into a UD multicast group of the "         \
+    "nodes' leaders (verbs, RoCE or InfiniBand; the group is set up by the first such bcast and " \
+    "every leader attached before anything is sent); where the group cannot be set up (no RDMA " \
+    "port, a failed join, built without rdma-core) verbose level 1 says why, and the leaders " \
+    "use the point-to-point algorithms. auto takes multicast from coll_async_mcast_min_nodes "   \
+    "nodes and coll_async_mcast_min_bytes when every leader has an RDMA port and verbs reaches " \
+    "every other."
+
+/* When auto takes multicast for bcast, and forced loss for tests. */
+static int register_multicast(void)
+{
+    mca_coll_async_component_t *c = &mca_coll_async_component;
+    int rc;
+
+    /* Not measured: in the soft-RoCE guest (CPU-bound emulation) multicast never
+     * beat the point-to-point bcast on 3 to 6 nodes (README), so auto waits for
+     * more nodes than the guest can emulate, where binomial's log2(n) rounds are
+     * 4 and more against multicast's one sending. */
+    c->mcast_min_nodes = 16;
+    rc = register_var("mcast_min_nodes",
+                      "Fewest nodes on which coll_async_internode_bcast_algorithm=auto sends "
+                      "bcasts of coll_async_mcast_min_bytes and more over a UD multicast group "
+                      "of the nodes' leaders (when every leader has an RDMA port and verbs "
+                      "reaches every other). 0: auto never does. The default is not measured "
+                      "on hardware (see the README): tune it there.",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->mcast_min_nodes);
+    if (rc < 0) {
+        return rc;
+    }
+    c->mcast_min_bytes = 64 * 1024;
+    rc = register_var("mcast_min_bytes",
+                      "Smallest bcast (bytes) that coll_async_internode_bcast_algorithm=auto "
+                      "sends over multicast on coll_async_mcast_min_nodes nodes or more.",
+                      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &c->mcast_min_bytes);
+    if (rc < 0) {
+        return rc;
+    }
+
+    c->mcast_drop_fraction = 0;
+    rc = register_var("mcast_drop_fraction",
+                      "For tests only: the fraction (0 to 1) of the multicast data packets each "
+                      "leader receives that it discards on arrival, as if the network had lost "
+                      "them, chosen by a seeded pseudo-random sequence. The group's "
+                      "acknowledgements, gap reports and resends must then repair the loss, and "
+                      "results stay exact, only slower. Needed where the network loses nothing "
+                      "to test with: soft-RoCE in one machine loops multicast back before any "
+                      "wire, so tc netem cannot drop it. 0 (the default): none.",
+                      MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_9, &c->mcast_drop_fraction);
+    return rc < 0 ? rc : OMPI_SUCCESS;
 }
 
 /* Between nodes: the TCP transport, the leaders, the algorithms. */
@@ -251,14 +303,15 @@ static int register_network(void)
         return rc;
     }
     for (int family = 0; family < COLL_ASYNC_NUM_INTERNODE_FAMILIES; ++family) {
-        char name[64], help[256], values[128];
+        char name[64], help[1024], values[128];
 
         internode_values(family, values, sizeof(values));
         snprintf(name, sizeof(name), "internode_%s_algorithm", internode_families[family].name);
         snprintf(help, sizeof(help),
                  "Algorithm of %s between the leaders of the nodes. One of: %s. auto: "
-                 "chosen by message size and number of nodes.",
-                 internode_families[family].name, values);
+                 "chosen by message size and number of nodes.%s",
+                 internode_families[family].name, values,
+                 COLL_ASYNC_INTERNODE_FOR_BCAST == family ? MULTICAST_HELP : "");
         c->internode_value[family] = "auto";
         rc = register_var(name, help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
                           &c->internode_value[family]);
@@ -341,6 +394,9 @@ int mca_coll_async_params_register(void)
         }
     }
     rc = register_network();
+    if (OMPI_SUCCESS == rc) {
+        rc = register_multicast();
+    }
     return OMPI_SUCCESS == rc ? register_shm() : rc;
 }
 
@@ -437,7 +493,19 @@ int mca_coll_async_params_check(void)
         || !at_least("leaders", c->leaders, 0, "0 (one per NIC) or a number of leaders")
         || !at_least("tcp_links", c->tcp_links, 0, "0 (all) or a number of connections")
         || !at_least("tcp_connect_timeout", c->tcp_connect_timeout, 1, "a number of seconds")
-        || !at_least("verbs_ports", c->verbs_ports, 0, "0 (all) or a number of ports")) {
+        || !at_least("verbs_ports", c->verbs_ports, 0, "0 (all) or a number of ports")
+        || !at_least("mcast_min_nodes", c->mcast_min_nodes, 0,
+                     "0 (auto never takes multicast) or a number of nodes")) {
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    /* Written so that NaN fails too. */
+    if (!(c->mcast_drop_fraction >= 0 && c->mcast_drop_fraction <= 1)) {
+        char given[32];
+
+        snprintf(given, sizeof(given), "%g", c->mcast_drop_fraction);
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value",
+                                 "mcast_drop_fraction", given,
+                                 "a fraction from 0 (no loss) to 1");
         rc = OMPI_ERR_BAD_PARAM;
     }
     return rc;

@@ -59,6 +59,7 @@
 #define DEFAULT_FAILURE_MS 5000
 #define COMPLETIONS_PER_PROGRESS 64
 #define SENDS_PER_PROGRESS 64
+#define SEND_BATCH 32 /* sends posted with one ibv_post_send (one doorbell) */
 #define REPORT_SLOTS 32 /* send slots data packets leave to acks and answers */
 #define FAILED_REMEMBERED 16
 #define UNICAST_HOP_LIMIT 64
@@ -185,6 +186,9 @@ struct coll_async_mcast {
     struct ibv_recv_wr *recv_wrs;
     struct ibv_sge *recv_sges;
     int nreposts;
+    struct ibv_send_wr send_wrs[SEND_BATCH]; /* sends not posted yet, in order */
+    struct ibv_sge send_sges[SEND_BATCH];
+    int nsends;
 
     struct member *members;
     uint32_t members_known;
@@ -372,35 +376,53 @@ static struct ibv_ah *member_ah(struct coll_async_mcast *m, uint32_t rank)
     return member->ah;
 }
 
-/* Posts the packet built in send slot `slot` to a member, or to the group when
- * rank is NO_MEMBER. */
-static int post_packet(struct coll_async_mcast *m, int slot, size_t length, uint32_t rank)
+/* Posts the sends batched so far, with one doorbell: a system call per packet
+ * would cost more than the packet on software RoCE. */
+static void flush_sends(struct coll_async_mcast *m)
 {
-    struct ibv_sge sge = {.addr = (uintptr_t) send_slot_buffer(m, slot),
-                          .length = (uint32_t) length,
-                          .lkey = m->mr->lkey};
-    struct ibv_send_wr wr = {.wr_id = WR_SEND | (uint64_t) slot, .sg_list = &sge, .num_sge = 1,
-                             .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED};
-    struct ibv_send_wr *bad;
+    struct ibv_send_wr *bad = NULL;
     int rc;
 
-    wr.wr.ud.remote_qkey = m->qkey;
-    if (NO_MEMBER == rank) {
-        wr.wr.ud.ah = m->group_ah;
-        wr.wr.ud.remote_qpn = m->group_qpn;
-    } else {
-        wr.wr.ud.ah = member_ah(m, rank);
-        wr.wr.ud.remote_qpn = m->members[rank].qpn;
+    if (0 == m->nsends) {
+        return;
     }
-    if (NULL == wr.wr.ud.ah) {
+    m->send_wrs[m->nsends - 1].next = NULL;
+    rc = ibv_post_send(m->id->qp, m->send_wrs, &bad);
+    m->nsends = 0;
+    if (0 != rc) {
+        for (; NULL != bad; bad = bad->next) {
+            m->free_sends[m->nfree_sends++] = (int) (bad->wr_id & ~WR_SEND);
+        }
+        set_fatal(m, -rc, "%s: ibv_post_send: %s", m->name, strerror(rc));
+    }
+}
+
+/* Queues the packet built in send slot `slot` for a member, or for the group
+ * when rank is NO_MEMBER; the batch goes out when full and at the end of each
+ * progress call, in order. */
+static int post_packet(struct coll_async_mcast *m, int slot, size_t length, uint32_t rank)
+{
+    struct ibv_send_wr *wr = &m->send_wrs[m->nsends];
+    struct ibv_sge *sge = &m->send_sges[m->nsends];
+    struct ibv_ah *ah = NO_MEMBER == rank ? m->group_ah : member_ah(m, rank);
+
+    if (NULL == ah) {
         m->free_sends[m->nfree_sends++] = slot;
         return -EHOSTUNREACH;
     }
-    rc = ibv_post_send(m->id->qp, &wr, &bad);
-    if (0 != rc) {
-        m->free_sends[m->nfree_sends++] = slot;
-        set_fatal(m, -rc, "%s: ibv_post_send: %s", m->name, strerror(rc));
-        return -rc;
+    *sge = (struct ibv_sge){.addr = (uintptr_t) send_slot_buffer(m, slot),
+                            .length = (uint32_t) length,
+                            .lkey = m->mr->lkey};
+    *wr = (struct ibv_send_wr){.wr_id = WR_SEND | (uint64_t) slot, .sg_list = sge, .num_sge = 1,
+                               .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED};
+    wr->wr.ud.ah = ah;
+    wr->wr.ud.remote_qpn = NO_MEMBER == rank ? m->group_qpn : m->members[rank].qpn;
+    wr->wr.ud.remote_qkey = m->qkey;
+    if (m->nsends > 0) {
+        m->send_wrs[m->nsends - 1].next = wr;
+    }
+    if (++m->nsends == SEND_BATCH) {
+        flush_sends(m);
     }
     return 0;
 }
@@ -1415,6 +1437,7 @@ int coll_async_mcast_progress(struct coll_async_mcast *m)
                 work += sent;
             }
         }
+        flush_sends(m);
         work += arm_cq(m);
         arm_timer(m);
     }

@@ -9,12 +9,21 @@
 
 #include "coll_async_net.h"
 
+/* A source of work attached after creation (coll_async_net_attach). */
+struct source {
+    int fd;
+    int (*progress)(void *context);
+    void *context;
+};
+
 struct coll_async_net {
     struct coll_async_tcp *tcp;
     struct coll_async_verbs *verbs;
     uint32_t nprocs;
     uint8_t *via;  /* per peer: enum coll_async_net_via */
-    int epoll_fd;  /* both transports' fds, when there are two; else -1 */
+    int epoll_fd;  /* the transports' fds and the sources' */
+    struct source *sources;
+    int nsources, capacity;
 };
 
 static void destroy_transports(struct coll_async_tcp *tcp, struct coll_async_verbs *verbs)
@@ -31,29 +40,32 @@ static void destroy_transports(struct coll_async_tcp *tcp, struct coll_async_ver
 #endif
 }
 
-/* With two transports, one epoll fd over both: the driver sleeps on one fd. */
-static int watch_both(struct coll_async_net *net)
+static int epoll_add(int epoll_fd, int fd)
 {
-#if COLL_ASYNC_HAVE_VERBS
-    if (NULL != net->tcp && NULL != net->verbs) {
-        int fds[2] = {coll_async_tcp_fd(net->tcp), coll_async_verbs_fd(net->verbs)};
+    struct epoll_event event = {.events = EPOLLIN};
 
-        net->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-        if (0 > net->epoll_fd) {
-            return -errno;
-        }
-        for (int i = 0; i < 2; ++i) {
-            struct epoll_event event = {.events = EPOLLIN};
+    return 0 != epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) ? -errno : 0;
+}
 
-            if (0 != epoll_ctl(net->epoll_fd, EPOLL_CTL_ADD, fds[i], &event)) {
-                return -errno;
-            }
-        }
+/* One epoll fd over the transports' fds, even for one transport: sources
+ * attached later join it, and the driver's watch cannot change its fd. */
+static int watch_transports(struct coll_async_net *net)
+{
+    int rc = 0;
+
+    net->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (0 > net->epoll_fd) {
+        return -errno;
     }
-#else
-    (void) net;
+    if (NULL != net->tcp) {
+        rc = epoll_add(net->epoll_fd, coll_async_tcp_fd(net->tcp));
+    }
+#if COLL_ASYNC_HAVE_VERBS
+    if (0 == rc && NULL != net->verbs) {
+        rc = epoll_add(net->epoll_fd, coll_async_verbs_fd(net->verbs));
+    }
 #endif
-    return 0;
+    return rc;
 }
 
 int coll_async_net_create(struct coll_async_net **out, uint32_t nprocs,
@@ -73,7 +85,7 @@ int coll_async_net_create(struct coll_async_net **out, uint32_t nprocs,
     *net = (struct coll_async_net){.tcp = tcp, .verbs = verbs, .nprocs = nprocs,
                                    .epoll_fd = -1};
     net->via = calloc(nprocs, 1);
-    rc = NULL == net->via ? -ENOMEM : watch_both(net);
+    rc = NULL == net->via ? -ENOMEM : watch_transports(net);
     if (0 != rc) {
         coll_async_net_destroy(net);
         return rc;
@@ -92,6 +104,7 @@ void coll_async_net_destroy(struct coll_async_net *net)
         close(net->epoll_fd);
     }
     free(net->via);
+    free(net->sources);
     free(net);
 }
 
@@ -204,6 +217,39 @@ int coll_async_net_recv_bulk(struct coll_async_net *net, uint32_t peer, uint64_t
     return post(net, peer, tag, buffer, length, false, op);
 }
 
+int coll_async_net_attach(struct coll_async_net *net, int fd, int (*progress)(void *context),
+                          void *context)
+{
+    int rc;
+
+    if (net->nsources == net->capacity) {
+        int capacity = 0 == net->capacity ? 4 : 2 * net->capacity;
+        struct source *grown = realloc(net->sources, sizeof(*grown) * (size_t) capacity);
+
+        if (NULL == grown) {
+            return -ENOMEM;
+        }
+        net->sources = grown;
+        net->capacity = capacity;
+    }
+    rc = epoll_add(net->epoll_fd, fd);
+    if (0 == rc) {
+        net->sources[net->nsources++] = (struct source){fd, progress, context};
+    }
+    return rc;
+}
+
+void coll_async_net_detach(struct coll_async_net *net, void *context)
+{
+    for (int i = 0; i < net->nsources; ++i) {
+        if (net->sources[i].context == context) {
+            (void) epoll_ctl(net->epoll_fd, EPOLL_CTL_DEL, net->sources[i].fd, NULL);
+            net->sources[i] = net->sources[--net->nsources];
+            return;
+        }
+    }
+}
+
 int coll_async_net_progress(struct coll_async_net *net)
 {
     int done = 0;
@@ -216,20 +262,15 @@ int coll_async_net_progress(struct coll_async_net *net)
         done += coll_async_verbs_progress(net->verbs);
     }
 #endif
+    for (int i = 0; i < net->nsources; ++i) {
+        done += net->sources[i].progress(net->sources[i].context);
+    }
     return done;
 }
 
 int coll_async_net_fd(const struct coll_async_net *net)
 {
-    if (0 <= net->epoll_fd) {
-        return net->epoll_fd;
-    }
-#if COLL_ASYNC_HAVE_VERBS
-    if (NULL == net->tcp) {
-        return coll_async_verbs_fd(net->verbs);
-    }
-#endif
-    return coll_async_tcp_fd(net->tcp);
+    return net->epoll_fd;
 }
 
 struct coll_async_tcp *coll_async_net_tcp(const struct coll_async_net *net)

@@ -5,7 +5,9 @@
  * ports shares a subnet with one of the peer's, TCP otherwise. The leaders'
  * algorithms see one service, tagged bulk transfers (coll_async_tcp.h says what
  * a tag promises), whichever transport carries them; the engine's driver sees
- * one progress function and one fd to sleep on.
+ * one progress function and one fd to sleep on, which also cover the sources
+ * attached later (a communicator's multicast group), since the driver's watch
+ * is set once for the process.
  *
  * Not thread-safe: one thread at a time calls in (the engine's driver).
  * Pure C with no Open MPI dependency.
@@ -61,10 +63,19 @@ int coll_async_net_send_bulk(struct coll_async_net *net, uint32_t peer, uint64_t
 int coll_async_net_recv_bulk(struct coll_async_net *net, uint32_t peer, uint64_t tag,
                              void *buffer, size_t length, struct coll_async_net_op *op);
 
-/* Both transports' progress; how much they did (0: idle). */
+/* Another source of work the mapper drives with its transports: progress(context)
+ * runs in coll_async_net_progress, and fd (readable while it has work) joins
+ * coll_async_net_fd. 0 or -errno. */
+int coll_async_net_attach(struct coll_async_net *net, int fd, int (*progress)(void *context),
+                          void *context);
+
+/* Forgets the source attached with context (its fd must still be open). */
+void coll_async_net_detach(struct coll_async_net *net, void *context);
+
+/* The transports' and the attached sources' progress; how much they did (0: idle). */
 int coll_async_net_progress(struct coll_async_net *net);
 
-/* Readable while a transport has something to do. */
+/* Readable while a transport or an attached source has something to do. */
 int coll_async_net_fd(const struct coll_async_net *net);
 
 struct coll_async_tcp *coll_async_net_tcp(const struct coll_async_net *net);
