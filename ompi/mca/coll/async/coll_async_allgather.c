@@ -33,7 +33,7 @@ static int staged(struct coll_async_op *op)
             if (!schedule_may_write(op)) {
                 return COLL_ASYNC_AGAIN;
             }
-            schedule_write_slot(op, mine, chunk);
+            schedule_write_slot(op, mine, chunk, schedule_streaming(op));
             /* With MPI_IN_PLACE this rank's block is already in place. */
             if (block(op, shm->rank) + op->done != mine) {
                 memcpy(block(op, shm->rank) + op->done, mine, chunk);

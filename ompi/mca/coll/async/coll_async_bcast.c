@@ -28,7 +28,8 @@ static int staged(struct coll_async_op *op)
             if (!schedule_may_write(op)) {
                 return COLL_ASYNC_AGAIN;
             }
-            schedule_write_slot(op, (char *) op->rbuf + op->done, chunk);
+            schedule_write_slot(op, (char *) op->rbuf + op->done, chunk,
+                                schedule_streaming(op));
         } else {
             /* Arriving at this chunk says the previous one has been read. */
             if (0 == op->phase) {

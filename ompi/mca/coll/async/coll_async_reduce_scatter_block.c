@@ -40,10 +40,9 @@ static int staged(struct coll_async_op *op)
                 return COLL_ASYNC_AGAIN;
             }
             for (int rank = 0; rank < shm->nranks; ++rank) {
-                coll_async_shm_copy_in(slot + (size_t) rank * piece_bytes,
-                                       (const char *) op->sbuf + (size_t) rank * op->bytes
-                                           + op->done * size,
-                                       chunk * size, schedule_streaming(op));
+                memcpy(slot + (size_t) rank * piece_bytes,
+                       (const char *) op->sbuf + (size_t) rank * op->bytes + op->done * size,
+                       chunk * size);
             }
             schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
             op->phase = 1;

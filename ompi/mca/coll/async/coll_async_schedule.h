@@ -95,7 +95,8 @@ static inline void schedule_publish(const struct coll_async_op *op,
     coll_async_shm_publish(schedule_shm(op), flag, op->seq);
 }
 
-/* Whether op's copies into the slots stream past the cache (coll_async_shm_copy_in). */
+/* Whether op's copies into the slots may stream past the cache
+ * (coll_async_shm_copy_in): each schedule says where that pays. */
 static inline bool schedule_streaming(const struct coll_async_op *op)
 {
     size_t from = coll_async_schedule_config.stream_bytes;
@@ -112,7 +113,7 @@ static inline bool schedule_streaming(const struct coll_async_op *op)
 /* Copies bytes to the slot at to, as the bytes *streamed.. of this rank's stream,
  * announcing each piece it completes; end announces the last, partial piece. */
 static inline void schedule_stream(const struct coll_async_op *op, size_t *streamed, char *to,
-                                   const char *from, size_t bytes, bool end)
+                                   const char *from, size_t bytes, bool end, bool streaming)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
     size_t piece = shm->piece_size;
@@ -120,7 +121,7 @@ static inline void schedule_stream(const struct coll_async_op *op, size_t *strea
     while (bytes > 0) {
         size_t room = piece - *streamed % piece, length = bytes < room ? bytes : room;
 
-        coll_async_shm_copy_in(to, from, length, schedule_streaming(op));
+        coll_async_shm_copy_in(to, from, length, streaming);
         to += length;
         from += length;
         bytes -= length;
@@ -136,13 +137,13 @@ static inline void schedule_stream(const struct coll_async_op *op, size_t *strea
 
 /* The simplest stream: bytes from `from` to the start of the slot, then ARRIVED. */
 static inline void schedule_write_slot(const struct coll_async_op *op, const void *from,
-                                       size_t bytes)
+                                       size_t bytes, bool streaming)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
     size_t streamed = 0;
 
     schedule_stream(op, &streamed, coll_async_shm_slot(shm, shm->rank, op->seq), from, bytes,
-                    true);
+                    true, streaming);
     schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
 }
 
