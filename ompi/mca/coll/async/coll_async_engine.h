@@ -116,6 +116,10 @@ void coll_async_engine_release(void);
  * CPUs); set before the first post. */
 void coll_async_engine_configure(const struct coll_async_cpuset *cpus);
 
+/* With more ranks than CPUs a peer needs this thread's CPU to answer: application
+ * threads that wait then yield at once instead of spinning first. */
+void coll_async_engine_oversubscribed(bool oversubscribed);
+
 enum coll_async_help {
     COLL_ASYNC_HELP_IDLE,     /* nothing in flight */
     COLL_ASYNC_HELP_FINISHED, /* ran the ops, and some finished */

@@ -7,6 +7,9 @@
  * modex), so the thread advances collectives while the ranks compute on their
  * own cores instead of taking turns with a neighbour. When there is no such core
  * the thread is left unpinned, sharing the rank's cpuset.
+ *
+ * It also tells the engine when this node runs more ranks than it has CPUs, so
+ * that waiting ranks yield their CPU at once.
  */
 
 #define _GNU_SOURCE
@@ -15,12 +18,14 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/proc/proc.h"
 #include "opal/mca/hwloc/base/base.h"
 #include "opal/mca/pmix/pmix.h"
 #include "opal/util/output.h"
+#include "ompi/mca/rte/rte.h"
 
 #include "coll_async.h"
 
@@ -104,6 +109,20 @@ static int auto_cpu(void)
     return -1;
 }
 
+/* Whether this node runs more ranks of the job than the CPUs the job may use. */
+static bool node_oversubscribed(void)
+{
+    int cpus = 0;
+
+    if (OPAL_SUCCESS == opal_hwloc_base_get_topology() && NULL != opal_hwloc_topology) {
+        cpus = hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(opal_hwloc_topology));
+    }
+    if (cpus <= 0) {
+        cpus = (int) sysconf(_SC_NPROCESSORS_ONLN);
+    }
+    return cpus > 0 && (int) ompi_process_info.num_local_peers + 1 > cpus;
+}
+
 void mca_coll_async_place_progress_thread(void)
 {
     static bool placed = false;
@@ -127,4 +146,9 @@ void mca_coll_async_place_progress_thread(void)
                             cpu);
     }
     coll_async_engine_configure(&where);
+    if (node_oversubscribed()) {
+        opal_output_verbose(2, mca_coll_async_component.output,
+                            "coll:async: more ranks than CPUs here: waiting ranks yield at once");
+        coll_async_engine_oversubscribed(true);
+    }
 }
