@@ -466,11 +466,24 @@ static bool await_post(const struct thread_wait *wait)
     return false;
 }
 
+/* SCHED_BATCH: a woken batch thread does not preempt the running one, so a post
+ * does not hand the rank's core to this thread while the rank goes on to compute
+ * (it ran the whole collective first: iallreduce of 1 MiB with a sleeping rank
+ * overlapped 40-75 %, 86-94 % as a batch thread). It runs when the rank sleeps,
+ * blocks or yields, with the same share of the CPU as before. */
+static void run_as_batch(void)
+{
+    struct sched_param param = {.sched_priority = 0};
+
+    (void) pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
+}
+
 static void *progress_thread(void *unused)
 {
     struct thread_wait wait = {.shared = false};
 
     (void) unused;
+    run_as_batch();
     pin();
     /* Linux stretches timed sleeps by 50 us by default; these pauses are a few us. */
     (void) prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
