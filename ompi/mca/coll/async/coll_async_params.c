@@ -93,8 +93,8 @@ static int register_shm(void)
     rc = register_var("shm_piece_size",
                       "Bytes a rank writes into its slot before announcing them, so that "
                       "the readers copy or reduce a piece while the writer writes the next "
-                      "(pipelining inside a slot). At least 64 and at most the slot size; "
-                      "0: the slot size (no pipelining inside a slot).",
+                      "(pipelining inside a slot). At least 64; larger than the slot (or 0): "
+                      "the slot size (no pipelining inside a slot).",
                       MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->shm_piece_size);
     if (rc < 0) {
         return rc;
@@ -463,13 +463,13 @@ int mca_coll_async_params_check(void)
         rc = OMPI_ERR_BAD_PARAM;
     }
     if (0 != c->shm_piece_size
-        && (c->shm_piece_size < 64 || c->shm_piece_size > c->shm_slot_size
+        && (c->shm_piece_size < 64
             || c->shm_slot_size / c->shm_piece_size >= 1u << COLL_ASYNC_SHM_PIECE_BITS)) {
         char given[32];
         snprintf(given, sizeof(given), "%zu", c->shm_piece_size);
         mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "shm_piece_size",
                                  given,
-                                 "0 or a number of bytes from 64 to the slot size, at most "
+                                 "0 or a number of bytes of at least 64, at most "
                                  "1048575 pieces per slot");
         rc = OMPI_ERR_BAD_PARAM;
     }
@@ -520,6 +520,8 @@ struct coll_async_channel_config mca_coll_async_channel_config(void)
 
     return (struct coll_async_channel_config){
         .slot_size = c->shm_slot_size,
-        .piece_size = 0 == c->shm_piece_size ? c->shm_slot_size : c->shm_piece_size,
+        /* A piece larger than the slot (the default with small slots) is the slot. */
+        .piece_size = 0 == c->shm_piece_size || c->shm_piece_size > c->shm_slot_size
+                          ? c->shm_slot_size : c->shm_piece_size,
         .cma = c->shm_cma};
 }
