@@ -338,7 +338,9 @@ static void plan_binomial_reduce(struct plan *plan)
 }
 
 /* Scatter of n blocks (block b for relative rank b) down a binomial tree, then a
- * ring allgather over relative ranks. */
+ * ring allgather over relative ranks. The root has every block: the ring neither
+ * sends to it nor receives for it (a send nobody receives would wait for ever for
+ * a rendezvous, or sit staged at the root). */
 static void plan_scatter_allgather_bcast(struct plan *plan)
 {
     struct coll_async_internode *x = plan->x;
@@ -368,10 +370,14 @@ static void plan_scatter_allgather_bcast(struct plan *plan)
         struct coll_async_internode_round *round = add_round(plan, levels + s);
         int out = ((v - s) % n + n) % n, in = ((v - s - 1) % n + n) % n;
 
-        send_to(round, absolute(x, v + 1), plan->data + block_first(bytes, n, out),
-                block_count(bytes, n, out));
-        recv_from(round, absolute(x, v - 1), plan->data + block_first(bytes, n, in),
-                  block_count(bytes, n, in));
+        if (v + 1 < n) {
+            send_to(round, absolute(x, v + 1), plan->data + block_first(bytes, n, out),
+                    block_count(bytes, n, out));
+        }
+        if (v > 0) {
+            recv_from(round, absolute(x, v - 1), plan->data + block_first(bytes, n, in),
+                      block_count(bytes, n, in));
+        }
     }
 }
 
@@ -547,6 +553,16 @@ int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_i
         break;
     }
     return 0;
+}
+
+struct coll_async_internode_round_plan
+coll_async_internode_round_plan(const struct coll_async_internode *x, int i)
+{
+    const struct coll_async_internode_round *round = &x->rounds[i];
+
+    return (struct coll_async_internode_round_plan){
+        .step = round->step, .to = round->to, .from = round->from,
+        .send_bytes = round->send_bytes, .recv_bytes = round->recv_bytes};
 }
 
 /* Running the rounds */

@@ -97,6 +97,17 @@ int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_i
 #define COLL_ASYNC_INTERNODE_AGAIN 1
 int coll_async_internode_progress(struct coll_async_internode *x);
 
+/* Round i (< round_count) of a started collective: its step, the group index it
+ * sends to and receives from (-1: none), and the byte counts. Every send must meet
+ * a receive of the same step and length at its peer, or a rendezvous transport
+ * waits for ever: tests check that the leaders' plans pair up. */
+struct coll_async_internode_round_plan {
+    int step, to, from;
+    size_t send_bytes, recv_bytes;
+};
+struct coll_async_internode_round_plan
+coll_async_internode_round_plan(const struct coll_async_internode *x, int i);
+
 /* Frees what start took. After a failure, transfers still in the transport's
  * hands (a peer that never answers) keep their memory: it is left to them, not
  * freed under them. */
