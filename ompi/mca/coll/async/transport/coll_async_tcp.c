@@ -1068,8 +1068,9 @@ static void conn_closed(struct coll_async_tcp *tcp, struct conn *conn, int err)
     conn_fail(tcp, conn, "receive", err);
 }
 
-/* One read: the header's missing bytes, or the payload's plus the next header. */
-static ssize_t conn_read_once(struct conn *conn)
+/* One read: the header's missing bytes, or the payload's plus the next header.
+ * *wanted: how many bytes it asked for. */
+static ssize_t conn_read_once(struct conn *conn, size_t *wanted)
 {
     struct iovec iov[2];
     int count = 0;
@@ -1081,6 +1082,7 @@ static ssize_t conn_read_once(struct conn *conn)
     }
     iov[count++] = (struct iovec){conn->rx_header + conn->rx_header_have,
                                   HEADER - conn->rx_header_have};
+    *wanted = iov[0].iov_len + (2 == count ? iov[1].iov_len : 0);
     do {
         n = readv(conn->fd, iov, count);
     } while (n < 0 && EINTR == errno);
@@ -1108,13 +1110,14 @@ static void conn_read(struct coll_async_tcp *tcp, struct conn *conn)
     size_t budget = READ_BUDGET;
 
     while (CONN_CLOSED != conn->state && budget > 0) {
+        size_t wanted;
         ssize_t n;
 
         if (!conn->rx_in_payload && HEADER == conn->rx_header_have) {
             frame_begin(tcp, conn);
             continue;
         }
-        n = conn_read_once(conn);
+        n = conn_read_once(conn, &wanted);
         if (-EAGAIN == n || -EWOULDBLOCK == n) {
             return;
         }
@@ -1127,6 +1130,9 @@ static void conn_read(struct coll_async_tcp *tcp, struct conn *conn)
         }
         conn_consume(tcp, conn, (size_t) n);
         budget -= (size_t) n < budget ? (size_t) n : budget;
+        if ((size_t) n < wanted) {
+            return; /* the socket is drained: epoll (level-triggered) says when more comes */
+        }
     }
 }
 
