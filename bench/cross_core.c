@@ -69,10 +69,14 @@ static void await(int other, int phase, long round)
     }
 }
 
-static void sum(float *out, const float *a, const float *b, size_t count)
+/* out = a + b, over count floats. */
+static void sum(void *out, const void *a, const void *b, size_t count)
 {
+    float *o = out;
+    const float *x = a, *y = b;
+
     for (size_t i = 0; i < count; ++i) {
-        out[i] = a[i] + b[i];
+        o[i] = x[i] + y[i];
     }
 }
 
@@ -111,8 +115,8 @@ static void round_of(int me, long round)
         }
         post(me, 0, round);
         await(other, 0, round);
-        sum((float *) (run.output[me] + start[me]), (const float *) (run.input[me] + start[me]),
-            (const float *) (run.shared[other] + start[me]), length[me] / sizeof(float));
+        sum(run.output[me] + start[me], run.input[me] + start[me], run.shared[other] + start[me],
+            length[me] / sizeof(float));
         memcpy(run.shared[me] + start[me], run.output[me] + start[me], length[me]);
         post(me, 1, round);
         await(other, 1, round);
@@ -203,6 +207,8 @@ int main(int argc, char **argv)
         return 2;
     }
     for (int t = 0; t < 2; ++t) {
+        float *values;
+
         run.shared[t] = aligned_alloc(4096, (max + 4095) / 4096 * 4096);
         run.input[t] = aligned_alloc(4096, (max + 4095) / 4096 * 4096);
         run.output[t] = aligned_alloc(4096, (max + 4095) / 4096 * 4096);
@@ -212,8 +218,9 @@ int main(int argc, char **argv)
         }
         memset(run.shared[t], 0, max);
         memset(run.output[t], 0, max);
+        values = (void *) run.input[t];
         for (size_t i = 0; i < max / sizeof(float); ++i) {
-            ((float *) run.input[t])[i] = (float) (i % 1000);
+            values[i] = (float) (i % 1000);
         }
     }
     printf("# two threads on CPUs %d and %d, us per round, median of 5 runs\n", run.cpu[0],
