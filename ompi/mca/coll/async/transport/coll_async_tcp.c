@@ -9,8 +9,9 @@
  *   offset (8)  CHUNK: where the payload goes; HELLO: link | links << 32
  *   total (8)   CHUNK: the transfer's length; HELLO: the protocol magic
  * A connector sends HELLO, the acceptor answers ACK, then both send EAGER and
- * CHUNK frames. Reads take the rest of a payload and the next header in one
- * readv, straight into their destination.
+ * CHUNK frames. A read takes the rest of a payload straight into its destination
+ * and what follows into a small stash: the next header and, for a small message,
+ * its payload too, so that one readv usually takes a whole small message.
  */
 
 #define _GNU_SOURCE
@@ -43,6 +44,7 @@
 #define EVENTS_PER_PROGRESS 32
 #define ACCEPTS_PER_EVENT 16
 #define READ_BUDGET (1024 * 1024) /* bytes one connection reads per progress call */
+#define STASH 2048                 /* bytes a read takes past the current payload */
 
 enum frame_type { FRAME_HELLO = 1, FRAME_ACK, FRAME_EAGER, FRAME_CHUNK };
 
@@ -83,6 +85,8 @@ struct conn {
     bool rx_in_payload;
     char *rx_dst;
     size_t rx_have;
+    uint8_t rx_stash[STASH]; /* read, not yet taken: [rx_stash_at, rx_stash_len) */
+    size_t rx_stash_at, rx_stash_len;
     char *eager_buffer;
     size_t eager_size;
 
@@ -1068,8 +1072,8 @@ static void conn_closed(struct coll_async_tcp *tcp, struct conn *conn, int err)
     conn_fail(tcp, conn, "receive", err);
 }
 
-/* One read: the header's missing bytes, or the payload's plus the next header.
- * *wanted: how many bytes it asked for. */
+/* One read: the rest of the payload, then up to STASH bytes of what follows into
+ * the (empty) stash. *wanted: how many bytes it asked for. */
 static ssize_t conn_read_once(struct conn *conn, size_t *wanted)
 {
     struct iovec iov[2];
@@ -1080,8 +1084,7 @@ static ssize_t conn_read_once(struct conn *conn, size_t *wanted)
         iov[count++] = (struct iovec){conn->rx_dst + conn->rx_have,
                                       conn->rx_frame.length - conn->rx_have};
     }
-    iov[count++] = (struct iovec){conn->rx_header + conn->rx_header_have,
-                                  HEADER - conn->rx_header_have};
+    iov[count++] = (struct iovec){conn->rx_stash, STASH};
     *wanted = iov[0].iov_len + (2 == count ? iov[1].iov_len : 0);
     do {
         n = readv(conn->fd, iov, count);
@@ -1089,33 +1092,68 @@ static ssize_t conn_read_once(struct conn *conn, size_t *wanted)
     return n < 0 ? -errno : n;
 }
 
+/* n bytes read: the payload's part is in place, the rest in the stash. */
 static void conn_consume(struct coll_async_tcp *tcp, struct conn *conn, size_t n)
 {
+    size_t taken = 0;
+
     if (conn->rx_in_payload) {
         size_t want = conn->rx_frame.length - conn->rx_have;
-        size_t taken = n < want ? n : want;
 
+        taken = n < want ? n : want;
         conn->rx_have += taken;
-        conn->rx_header_have += n - taken;
-        if (conn->rx_have == conn->rx_frame.length) {
-            frame_end(tcp, conn);
-        }
-    } else {
-        conn->rx_header_have += n;
+    }
+    conn->rx_stash_at = 0;
+    conn->rx_stash_len = n - taken;
+    if (conn->rx_in_payload && conn->rx_have == conn->rx_frame.length) {
+        frame_end(tcp, conn);
     }
 }
 
+/* Moves stashed bytes into the payload or the header. */
+static void conn_unstash(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    size_t have = conn->rx_stash_len - conn->rx_stash_at, n;
+    const uint8_t *from = conn->rx_stash + conn->rx_stash_at;
+
+    if (conn->rx_in_payload) {
+        n = conn->rx_frame.length - conn->rx_have;
+        n = have < n ? have : n;
+        memcpy(conn->rx_dst + conn->rx_have, from, n);
+        conn->rx_have += n;
+    } else {
+        n = HEADER - conn->rx_header_have;
+        n = have < n ? have : n;
+        memcpy(conn->rx_header + conn->rx_header_have, from, n);
+        conn->rx_header_have += n;
+    }
+    conn->rx_stash_at += n;
+    if (conn->rx_in_payload && conn->rx_have == conn->rx_frame.length) {
+        frame_end(tcp, conn);
+    }
+}
+
+/* Reads until the socket is drained or the budget spent; stashed bytes are always
+ * taken before returning, since epoll cannot say they are there. */
 static void conn_read(struct coll_async_tcp *tcp, struct conn *conn)
 {
     size_t budget = READ_BUDGET;
+    bool drained = false;
 
-    while (CONN_CLOSED != conn->state && budget > 0) {
+    while (CONN_CLOSED != conn->state) {
         size_t wanted;
         ssize_t n;
 
         if (!conn->rx_in_payload && HEADER == conn->rx_header_have) {
             frame_begin(tcp, conn);
             continue;
+        }
+        if (conn->rx_stash_at < conn->rx_stash_len) {
+            conn_unstash(tcp, conn);
+            continue;
+        }
+        if (drained || 0 == budget) {
+            return; /* drained: epoll (level-triggered) says when more comes */
         }
         n = conn_read_once(conn, &wanted);
         if (-EAGAIN == n || -EWOULDBLOCK == n) {
@@ -1128,11 +1166,9 @@ static void conn_read(struct coll_async_tcp *tcp, struct conn *conn)
         if (NULL != conn->peer && conn->link >= 0) {
             conn->peer->links[conn->link].bytes_received += (uint64_t) n;
         }
+        drained = (size_t) n < wanted;
         conn_consume(tcp, conn, (size_t) n);
         budget -= (size_t) n < budget ? (size_t) n : budget;
-        if ((size_t) n < wanted) {
-            return; /* the socket is drained: epoll (level-triggered) says when more comes */
-        }
     }
 }
 
