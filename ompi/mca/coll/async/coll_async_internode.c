@@ -525,7 +525,7 @@ int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_i
     /* Rounds: at most 2n + 2 log n + 2; scratch: a whole vector for reductions, two
      * bytes for the barrier's tokens. */
     x->rounds = calloc(2 * (size_t) n + 64, sizeof(*x->rounds));
-    x->scratch = malloc(reduces ? bytes : 2);
+    x->scratch = reduces ? malloc(bytes) : calloc(2, 1); /* the tokens' bytes are sent */
     x->transfers = calloc(1, sizeof(*x->transfers));
     if (NULL == x->rounds || NULL == x->scratch || NULL == x->transfers) {
         coll_async_internode_fini(x);
