@@ -333,12 +333,13 @@ static bool reduce_own_slice(struct coll_async_op *op, size_t chunk)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
     char *slot = coll_async_shm_slot(shm, shm->rank, op->seq);
+    size_t base = element_offset(op, op->done), result = result_start(op, chunk, shm->rank);
     size_t first, share, ready;
 
     slice_of(op, chunk, shm->rank, &first, &share);
     while (op->offset < share) {
         size_t at = element_offset(op, first + op->offset);
-        size_t base = element_offset(op, op->done), streamed;
+        size_t streamed = result + element_offset(op, op->offset);
         char *out = (char *) op->rbuf + base + at;
 
         ready = part_ready(op, chunk, share, own_slice_start);
@@ -346,7 +347,6 @@ static bool reduce_own_slice(struct coll_async_op *op, size_t chunk)
             return false;
         }
         fold_slots(op, out, (const char *) op->sbuf + base + at, at, ready - op->offset);
-        streamed = result_start(op, chunk, shm->rank) + element_offset(op, op->offset);
         schedule_stream(op, &streamed, slot + at, out, element_offset(op, ready - op->offset),
                         ready == share, false);
         op->offset = ready;

@@ -118,7 +118,8 @@ static int register_shm(void)
     rc = register_var("reduce_mode",
                       "How small reductions (up to coll_async_small_reduce_bytes) combine "
                       "contributions in shared memory: \"auto\" (root for reduce and for "
-                      "allreduces of 2 ranks from 512 bytes, each otherwise); \"each\" (every rank reduces all slots); \"root\" (one "
+                      "allreduces of 2 ranks from 512 bytes, each otherwise); \"each\" "
+                      "(every rank reduces all slots); \"root\" (one "
                       "rank polls the arrivals, reduces and publishes); \"lock\" (senders "
                       "reduce into a shared accumulator under a lock); \"atomic\" (senders "
                       "reduce into it with atomic operations, where the type and operation "
