@@ -666,8 +666,10 @@ static void too_small(int rank, int nranks)
 
         barrier(verbs);
         if (0 == rank) {
-            while (cases[c].recv_first && received.count[1] == (int) c) {
-                step(verbs); /* until the READY is here */
+            /* Until case c's note, and so its READY, is here; a case that did not
+             * wait may have left its note still to be counted. */
+            while (cases[c].recv_first && received.count[1] <= (int) c) {
+                step(verbs);
             }
             POSTED(coll_async_verbs_send_bulk(verbs, 1, c, data, cases[c].sent, &op), &op);
             if (!cases[c].recv_first) {
