@@ -66,7 +66,6 @@ struct coll_async_op {
     int failed;     /* a local failure, reported once the peers need this rank no more */
     void *plan;     /* per-peer arguments or state of the schedules that need them */
     void (*free_plan)(void *plan);
-    volatile int status; /* coll_async_engine_run_driven: COLL_ASYNC_AGAIN until finished */
 };
 
 /* Frees op's plan, if any. */
@@ -90,8 +89,9 @@ int coll_async_engine_run(struct coll_async_op *op, void (*progress)(void));
 /* Queues op for the progress thread; op->finished reports its end. */
 int coll_async_engine_post(struct coll_async_op *op);
 
-/* Runs op as the engine's driver runs it, the calling thread helping: for ops on
- * a transport that only the driver may touch (coll_async_engine_watch). */
+/* Runs op in the calling thread, as coll_async_engine_run does, while the thread
+ * is the engine's driver: for ops on a transport that only the driver may touch
+ * (coll_async_engine_watch). */
 int coll_async_engine_run_driven(struct coll_async_op *op, void (*progress)(void));
 
 /* A transport the driver polls on each pass (progress(context), under the
