@@ -161,9 +161,7 @@ void mca_coll_async_hier_multicast_close(struct coll_async_hier *hier)
                             "coll:async: %s (cid %u): left the multicast group: %s", hier->name,
                             hier->cid, coll_async_multicast_summary(hier->multicast));
     }
-    /* The driver's exclusion: a member left behind touches the mapper as it goes;
-     * and once it is held, no driver's pass that ran the op (and unlinked its
-     * stream, on this stack) is still under way. */
+    /* The driver's exclusion: a member left behind touches the mapper as it goes. */
     coll_async_engine_hold();
     coll_async_multicast_free(hier->multicast);
     coll_async_engine_release();
