@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "test_keys.h"
+
 #include "../../ompi/mca/coll/async/coll_async_internode.h"
 #include "forked_ranks.h"
 
@@ -88,7 +90,8 @@ static struct coll_async_net *open_group(int rank, int nranks, uint32_t *peer)
     for (int other = 0; other < nranks; ++other) {
         peer[other] = (uint32_t) other;
         if (other != rank) {
-            CHECK(0 == coll_async_net_add_peer(net, (uint32_t) other, shared->blob[other],
+            CHECK(0 == coll_async_net_add_peer(net, (uint32_t) other, test_key_of((uint32_t) other),
+                                               shared->blob[other],
                                                shared->blob_length[other], NULL, 0));
             CHECK(COLL_ASYNC_NET_TCP == coll_async_net_peer_via(net, (uint32_t) other));
         }

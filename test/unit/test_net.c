@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "test_keys.h"
+
 #include "../../ompi/mca/coll/async/transport/coll_async_net.h"
 
 #define BYTES ((1 << 20) + 3)
@@ -57,13 +59,17 @@ static void test_choice(void **state)
     open_node(&b, 1);
     assert_int_equal(COLL_ASYNC_NET_NONE, coll_async_net_peer_via(a.net, 1));
     /* Nothing published: no transport reaches the peer. */
-    assert_int_equal(-ENETUNREACH, coll_async_net_add_peer(a.net, 1, NULL, 0, NULL, 0));
-    assert_int_equal(-EINVAL, coll_async_net_add_peer(a.net, 2, b.blob, b.blob_length, NULL, 0));
+    assert_int_equal(-ENETUNREACH, coll_async_net_add_peer(a.net, 1, test_key_of(1),
+                                                           NULL, 0, NULL, 0));
+    assert_int_equal(-EINVAL, coll_async_net_add_peer(a.net, 2, test_key_of(2),
+                                                      b.blob, b.blob_length, NULL, 0));
     /* A verbs blob and no verbs transport here: TCP. */
-    assert_int_equal(0, coll_async_net_add_peer(a.net, 1, b.blob, b.blob_length, junk,
+    assert_int_equal(0, coll_async_net_add_peer(a.net, 1, test_key_of(1),
+                                                b.blob, b.blob_length, junk,
                                                 sizeof(junk)));
     assert_int_equal(COLL_ASYNC_NET_TCP, coll_async_net_peer_via(a.net, 1));
-    assert_int_equal(-EEXIST, coll_async_net_add_peer(a.net, 1, b.blob, b.blob_length, NULL, 0));
+    assert_int_equal(-EEXIST, coll_async_net_add_peer(a.net, 1, test_key_of(1),
+                                                      b.blob, b.blob_length, NULL, 0));
     assert_ptr_not_equal(NULL, coll_async_net_tcp(a.net));
     assert_ptr_equal(NULL, coll_async_net_verbs(a.net));
     coll_async_net_destroy(a.net);
@@ -93,8 +99,10 @@ static void test_transfer(void **state)
     /* A post to a peer never added fails at once, saying why. */
     assert_int_equal(-ENETUNREACH, coll_async_net_send_bulk(a.net, 1, 5, out, 1, &stray));
     assert_non_null(stray.error);
-    assert_int_equal(0, coll_async_net_add_peer(a.net, 1, b.blob, b.blob_length, NULL, 0));
-    assert_int_equal(0, coll_async_net_add_peer(b.net, 0, a.blob, a.blob_length, NULL, 0));
+    assert_int_equal(0, coll_async_net_add_peer(a.net, 1, test_key_of(1),
+                                                b.blob, b.blob_length, NULL, 0));
+    assert_int_equal(0, coll_async_net_add_peer(b.net, 0, test_key_of(0),
+                                                a.blob, a.blob_length, NULL, 0));
     assert_int_equal(0, coll_async_net_send_bulk(a.net, 1, 5, out, BYTES, &send));
     assert_int_equal(0, coll_async_net_recv_bulk(b.net, 0, 5, in, sizeof(in), &recv));
     assert_int_equal(COLL_ASYNC_NET_PENDING, recv.status);

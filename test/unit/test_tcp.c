@@ -31,6 +31,8 @@
 
 #include <cmocka.h>
 
+#include "test_keys.h"
+
 #include "../../ompi/mca/coll/async/transport/coll_async_tcp.h"
 #include "forked_ranks.h"
 
@@ -140,7 +142,8 @@ static struct coll_async_tcp *open_all(int rank, int nranks, int nifs, struct re
     barrier(NULL);
     for (int peer = 0; peer < nranks; ++peer) {
         if (peer != rank) {
-            CHECK(0 == coll_async_tcp_add_peer(tcp, (uint32_t) peer, shared->blob[peer],
+            CHECK(0 == coll_async_tcp_add_peer(tcp, (uint32_t) peer, test_key_of((uint32_t) peer),
+                                               shared->blob[peer],
                                                shared->blob_length[peer]));
         }
     }
@@ -279,11 +282,15 @@ static void test_transport_address(void **state)
     assert_int_equal(out[1].addr.s_addr, ifs[1].addr.s_addr);
     assert_true(0 != out[0].port && 0 != out[1].port);
     assert_int_equal(out[1].prefix, 8);
-    assert_int_equal(coll_async_tcp_add_peer(tcp, 0, blob, (size_t) length), -EINVAL); /* self */
-    assert_int_equal(coll_async_tcp_add_peer(tcp, 2, blob, (size_t) length), -EINVAL);
-    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, blob, (size_t) length - 1), -EINVAL);
-    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, blob, (size_t) length), 0);
-    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, blob, (size_t) length), -EEXIST);
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 0, test_key_of(0),
+                                             blob, (size_t) length), -EINVAL); /* self */
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 2, test_key_of(2),
+                                             blob, (size_t) length), -EINVAL);
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, test_key_of(1),
+                                             blob, (size_t) length - 1), -EINVAL);
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, test_key_of(1), blob, (size_t) length), 0);
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, test_key_of(1),
+                                             blob, (size_t) length), -EEXIST);
     assert_int_equal(coll_async_tcp_connections(tcp), 0);
     coll_async_tcp_destroy(tcp);
 }
@@ -784,7 +791,7 @@ static void test_connect_refused(void **state)
 
     (void) state;
     coll_async_tcp_destroy(gone);
-    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, blob, (size_t) length), 0);
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, test_key_of(1), blob, (size_t) length), 0);
     assert_int_equal(coll_async_tcp_send_eager(tcp, 1, 0, "x", 1, &op), 0);
     wait_op_parent(tcp, &op);
     assert_int_equal(op.status, -ECONNREFUSED);
@@ -814,7 +821,7 @@ static void test_connect_timeout(void **state)
     addr.addr = sa.sin_addr;
     addr.port = ntohs(sa.sin_port);
     length = coll_async_tcp_address_encode(&addr, 1, blob, sizeof(blob));
-    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, blob, (size_t) length), 0);
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, test_key_of(1), blob, (size_t) length), 0);
     assert_int_equal(coll_async_tcp_send_eager(tcp, 1, 0, "x", 1, &op), 0);
     assert_int_equal(coll_async_tcp_recv_bulk(tcp, 1, 0, blob, sizeof(blob), &pending), 0);
     wait_op_parent(tcp, &op);
@@ -871,7 +878,7 @@ static struct coll_async_tcp *open_with_fake_peer(struct fake_peer *fake)
     addr.addr = sa.sin_addr;
     addr.port = ntohs(sa.sin_port);
     length = coll_async_tcp_address_encode(&addr, 1, blob, sizeof(blob));
-    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, blob, (size_t) length), 0);
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, test_key_of(1), blob, (size_t) length), 0);
 
     assert_int_equal(coll_async_tcp_send_eager(tcp, 1, 0, "x", 1, &op), 0);
     fake->fd = accept(fake->listener, NULL, NULL);

@@ -42,6 +42,8 @@
 
 #include <cmocka.h>
 
+#include "test_keys.h"
+
 #include "../../ompi/mca/coll/async/transport/coll_async_verbs.h"
 #include "forked_ranks.h"
 
@@ -174,7 +176,8 @@ static struct coll_async_verbs *open_all(int rank, int nranks, struct received *
     barrier(NULL);
     for (int peer = 0; peer < nranks; ++peer) {
         if (peer != rank) {
-            CHECK(0 == coll_async_verbs_add_peer(verbs, (uint32_t) peer, shared->blob[peer],
+            CHECK(0 == coll_async_verbs_add_peer(verbs, (uint32_t) peer,
+                                                 test_key_of((uint32_t) peer), shared->blob[peer],
                                                  shared->blob_length[peer]));
         }
     }
@@ -291,21 +294,25 @@ static void addresses(int rank, int nranks)
     CHECK(-ENOSPC == coll_async_verbs_address(verbs, blob, (size_t) length - 1));
     /* Not added yet: nowhere to send. */
     CHECK(-EHOSTUNREACH == coll_async_verbs_send_eager(verbs, 1, 0, "x", 1, &op));
-    CHECK(-EINVAL == coll_async_verbs_add_peer(verbs, 0, blob, (size_t) length)); /* self */
-    CHECK(-EINVAL == coll_async_verbs_add_peer(verbs, 3, blob, (size_t) length));
-    CHECK(-EINVAL == coll_async_verbs_add_peer(verbs, 1, blob, (size_t) length - 1));
+    CHECK(-EINVAL == coll_async_verbs_add_peer(verbs, 0, test_key_of(0),
+                                               blob, (size_t) length)); /* self */
+    CHECK(-EINVAL == coll_async_verbs_add_peer(verbs, 3, test_key_of(3), blob, (size_t) length));
+    CHECK(-EINVAL == coll_async_verbs_add_peer(verbs, 1, test_key_of(1),
+                                               blob, (size_t) length - 1));
     memcpy(elsewhere, blob, (size_t) length);
     elsewhere[0] ^= 1;
-    CHECK(-EINVAL == coll_async_verbs_add_peer(verbs, 1, elsewhere, (size_t) length));
+    CHECK(-EINVAL == coll_async_verbs_add_peer(verbs, 1, test_key_of(1),
+                                               elsewhere, (size_t) length));
     /* A peer whose ports are all on another subnet: TCP's business. */
     memcpy(elsewhere, blob, (size_t) length);
     for (int p = 0; p < nports; ++p) {
         memcpy(elsewhere + 8 + 8 * p, "\xc0\x00\x02\x01", 4); /* 192.0.2.1 */
         elsewhere[8 + 8 * p + 6] = 32;
     }
-    CHECK(-ENETUNREACH == coll_async_verbs_add_peer(verbs, 2, elsewhere, (size_t) length));
-    CHECK(0 == coll_async_verbs_add_peer(verbs, 1, blob, (size_t) length));
-    CHECK(-EEXIST == coll_async_verbs_add_peer(verbs, 1, blob, (size_t) length));
+    CHECK(-ENETUNREACH == coll_async_verbs_add_peer(verbs, 2, test_key_of(2),
+                                                    elsewhere, (size_t) length));
+    CHECK(0 == coll_async_verbs_add_peer(verbs, 1, test_key_of(1), blob, (size_t) length));
+    CHECK(-EEXIST == coll_async_verbs_add_peer(verbs, 1, test_key_of(1), blob, (size_t) length));
     CHECK(-EMSGSIZE == coll_async_verbs_send_eager(verbs, 1, 0, blob, EAGER_LIMIT + 1, &op));
     CHECK(-EINVAL == coll_async_verbs_send_eager(verbs, 0, 0, blob, 1, &op));
     CHECK(nports == coll_async_verbs_port_bytes(verbs, 1, bytes, COLL_ASYNC_VERBS_MAX_PORTS));
@@ -885,7 +892,8 @@ static void refused(int rank, int nranks)
 
     (void) nranks;
     coll_async_verbs_destroy(gone);
-    CHECK(0 == coll_async_verbs_add_peer(verbs, 1, shared->blob[1], shared->blob_length[1]));
+    CHECK(0 == coll_async_verbs_add_peer(verbs, 1, test_key_of(1),
+                                         shared->blob[1], shared->blob_length[1]));
     clock_gettime(CLOCK_MONOTONIC, &start);
     POSTED(coll_async_verbs_send_eager(verbs, 1, 0, "x", 1, &op), &op);
     wait_op(verbs, &op);
@@ -927,7 +935,8 @@ static void silent(int rank, int nranks)
     setup.connect_timeout_ms = 500;
     verbs = open_transport(rank, 2, NULL, NULL);
     mute = open_transport(1, 2, NULL, NULL);
-    CHECK(0 == coll_async_verbs_add_peer(verbs, 1, shared->blob[1], shared->blob_length[1]));
+    CHECK(0 == coll_async_verbs_add_peer(verbs, 1, test_key_of(1),
+                                         shared->blob[1], shared->blob_length[1]));
     clock_gettime(CLOCK_MONOTONIC, &start);
     POSTED(coll_async_verbs_send_eager(verbs, 1, 0, "x", 1, &op), &op);
     wait_op(verbs, &op);

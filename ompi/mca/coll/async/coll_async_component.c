@@ -17,6 +17,7 @@
 #include "opal/util/show_help.h"
 
 #include "coll_async.h"
+#include "coll_async_card.h"
 #include "coll_async_network.h"
 #include "coll_async_request.h"
 
@@ -123,16 +124,23 @@ static int async_open(void)
                               mca_coll_async_component.verbose);
     rc = mca_coll_async_requests_init();
     if (OMPI_SUCCESS == rc) {
-        rc = mca_coll_async_node_topology_init(); /* the NUMA domain the modex carries */
+        rc = mca_coll_async_node_topology_init(); /* the NUMA domain the card carries */
     }
-    /* Before Open MPI's modex, which carries the TCP addresses. */
-    return OMPI_SUCCESS == rc ? mca_coll_async_network_open() : rc;
+    if (OMPI_SUCCESS == rc) {
+        rc = mca_coll_async_card_init();
+    }
+    if (OMPI_SUCCESS == rc) {
+        rc = mca_coll_async_network_open(); /* its addresses go on the card */
+    }
+    /* Before Open MPI's modex, which carries the card to the other processes. */
+    return OMPI_SUCCESS == rc ? mca_coll_async_card_publish() : rc;
 }
 
 static int async_close(void)
 {
     coll_async_engine_fini();
     mca_coll_async_network_close();
+    mca_coll_async_card_fini();
     mca_coll_async_requests_fini();
     mca_coll_async_node_topology_fini();
     if (mca_coll_async_component.output >= 0) {

@@ -17,6 +17,7 @@
 #include "opal/util/output.h"
 
 #include "coll_async.h"
+#include "coll_async_card.h"
 #include "coll_async_network.h"
 #include "coll_async_topology.h"
 
@@ -32,30 +33,39 @@ int coll_async_hier_local_index(const struct coll_async_hier *hier, int rank)
     return -1;
 }
 
-/* Every rank's place: node (numbered by first appearance) and NUMA domain. */
+/* Every rank's place, from its card: node (numbered by first appearance in
+ * comm) and NUMA domain. */
 static int read_places(struct ompi_communicator_t *comm, struct coll_async_topology_place *places,
                        int *node_count)
 {
-    int size = ompi_comm_size(comm);
-    char (*names)[COLL_ASYNC_NODE_NAME_MAX] = malloc(sizeof(*names) * (size_t) size);
-    char name[COLL_ASYNC_NODE_NAME_MAX];
-    int rc = NULL == names ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
+    int size = ompi_comm_size(comm), known = 0;
+    const struct coll_async_card **cards = malloc(sizeof(*cards) * (size_t) size);
+    int *renumbered = NULL; /* per node of the cards: its number in comm, or -1 */
+    int rc = NULL == cards ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
 
-    *node_count = 0;
     for (int rank = 0; rank < size && OMPI_SUCCESS == rc; ++rank) {
-        int node = 0;
-
-        rc = mca_coll_async_network_place(ompi_comm_peer_lookup(comm, rank), name, sizeof(name),
-                                          &places[rank].numa);
-        while (node < *node_count && 0 != strcmp(names[node], name)) {
-            ++node;
-        }
-        if (node == *node_count) {
-            strcpy(names[(*node_count)++], name);
-        }
-        places[rank].node = node;
+        cards[rank] = mca_coll_async_card_of(ompi_comm_peer_lookup(comm, rank));
+        rc = NULL == cards[rank] ? OMPI_ERR_NOT_FOUND : OMPI_SUCCESS;
+        known = OMPI_SUCCESS == rc && cards[rank]->node >= known ? cards[rank]->node + 1 : known;
     }
-    free(names);
+    if (OMPI_SUCCESS == rc && NULL == (renumbered = malloc(sizeof(int) * (size_t) known))) {
+        rc = OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    *node_count = 0;
+    for (int node = 0; node < known && OMPI_SUCCESS == rc; ++node) {
+        renumbered[node] = -1;
+    }
+    for (int rank = 0; rank < size && OMPI_SUCCESS == rc; ++rank) {
+        int *node = &renumbered[cards[rank]->node];
+
+        if (*node < 0) {
+            *node = (*node_count)++;
+        }
+        places[rank].node = *node;
+        places[rank].numa = cards[rank]->numa;
+    }
+    free(renumbered);
+    free(cards);
     return rc;
 }
 
@@ -63,20 +73,28 @@ static int read_places(struct ompi_communicator_t *comm, struct coll_async_topol
 static void group_by_node(struct coll_async_hier *hier,
                           const struct coll_async_topology_place *places)
 {
-    int filled = 0;
+    int start = 0;
 
-    hier->rank_ordered = true;
-    for (int node = 0; node < hier->node_count; ++node) {
-        hier->node_first[node] = filled;
-        for (int rank = 0; rank < hier->size; ++rank) {
-            if (places[rank].node == node) {
-                hier->rank_ordered &= rank == filled;
-                hier->node_ranks[filled++] = rank;
-            }
-            hier->node_of[rank] = places[rank].node;
-        }
+    /* A counting sort, linear in the ranks whatever the number of nodes: node n's
+     * count goes to node_first[n + 1], then its start, then, as its ranks are
+     * placed, its end, which is where node n + 1 starts. */
+    for (int rank = 0; rank < hier->size; ++rank) {
+        hier->node_of[rank] = places[rank].node;
+        ++hier->node_first[places[rank].node + 1];
     }
-    hier->node_first[hier->node_count] = filled;
+    for (int node = 0; node < hier->node_count; ++node) {
+        int count = hier->node_first[node + 1];
+
+        hier->node_first[node + 1] = start;
+        start += count;
+    }
+    hier->rank_ordered = true;
+    for (int rank = 0; rank < hier->size; ++rank) {
+        int at = hier->node_first[hier->node_of[rank] + 1]++;
+
+        hier->rank_ordered &= rank == at;
+        hier->node_ranks[at] = rank;
+    }
     hier->node = hier->node_of[hier->rank];
     hier->local_rank = coll_async_hier_local_index(hier, hier->rank);
 }

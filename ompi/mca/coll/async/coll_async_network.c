@@ -4,16 +4,13 @@
  * One mapper per process (transport/coll_async_net.h) over a TCP transport and,
  * where rdma-core found an active port, a verbs one, opened when the job may
  * span nodes (real or virtual): at component open, which comes before Open MPI's
- * modex, so the address blobs ride the modex like a BTL's. The process's place
- * (its node's name and its NUMA domain) rides along, so that a communicator's
- * hierarchy is computed from the modex alone: Open MPI creates communicators
- * inside its progress engine under MPI_THREAD_MULTIPLE, where no message can be
- * awaited. Peers are added on first use, when a communicator that needs them is
- * created, and the mapper then picks each one's transport; connections open
- * later still, on a collective's first message. The engine's driver polls the
- * mapper (coll_async_engine_watch), so every call into it is made under the
- * driver's exclusion: the progress thread's, or an application thread's holding
- * it.
+ * modex, so the address blobs ride the modex on this process's card
+ * (coll_async_card.h) like a BTL's. Peers are added on first use, when a
+ * communicator that needs them is created, and the mapper then picks each one's
+ * transport; connections open later still, on a collective's first message.
+ * The engine's driver polls the mapper (coll_async_engine_watch), so every call
+ * into it is made under the driver's exclusion: the progress thread's, or an
+ * application thread's holding it.
  */
 
 #include "ompi_config.h"
@@ -25,15 +22,13 @@
 
 #include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
-#include "opal/mca/pmix/pmix.h"
 #include "opal/mca/memory/base/base.h"
 #include "opal/memoryhooks/memory.h"
 #include "opal/util/output.h"
 
 #include "coll_async.h"
+#include "coll_async_card.h"
 #include "coll_async_network.h"
-
-#define VERBS_KEY "coll_async_verbs"
 
 /* What this process knows of each process of the job (network.peers). */
 enum { PEER_ADDED = 1, PEER_HAS_VERBS = 2 /* published a verbs address */ };
@@ -82,41 +77,6 @@ static int choose_interfaces(struct coll_async_tcp_if *ifs)
     return count < 0 ? count : coll_async_tcp_if_apply(&filter, ifs, count);
 }
 
-#define PLACE_KEY "coll_async_place"
-
-/* What the modex carries of a process's place. */
-struct place {
-    int32_t numa; /* network byte order */
-    char node[COLL_ASYNC_NODE_NAME_MAX];
-};
-
-static int publish_place(void)
-{
-    struct place mine = {.numa = (int32_t) htonl((uint32_t) mca_coll_async_node_numa())};
-    int rc;
-
-    mca_coll_async_node_name(mine.node, sizeof(mine.node));
-    OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, PLACE_KEY, &mine, sizeof(mine));
-    return rc;
-}
-
-int mca_coll_async_network_place(struct ompi_proc_t *proc, char *node, size_t len, int *numa)
-{
-    struct place *place = NULL;
-    size_t size = 0;
-    int rc;
-
-    OPAL_MODEX_RECV_STRING(rc, PLACE_KEY, &proc->super.proc_name, (void **) &place, &size);
-    if (OPAL_SUCCESS != rc || sizeof(*place) != size) {
-        free(place);
-        return OMPI_ERR_NOT_FOUND;
-    }
-    snprintf(node, len, "%.*s", (int) sizeof(place->node), place->node);
-    *numa = (int) (int32_t) ntohl((uint32_t) place->numa);
-    free(place);
-    return OMPI_SUCCESS;
-}
-
 /* What every process would say alike, the job's first one says at level 1. */
 static int say_level(void)
 {
@@ -144,6 +104,7 @@ static struct coll_async_tcp *open_tcp(const struct coll_async_tcp_if *ifs, int 
                                            .nifs = count,
                                            .self = network.self,
                                            .nprocs = network.nprocs,
+                                           .key = mca_coll_async_card_mine()->key,
                                            .max_links = c->tcp_links,
                                            .connect_timeout_ms = c->tcp_connect_timeout * 1000};
     unsigned char blob[COLL_ASYNC_TCP_ADDRESS_MAX];
@@ -153,9 +114,10 @@ static struct coll_async_tcp *open_tcp(const struct coll_async_tcp_if *ifs, int 
     rc = coll_async_tcp_create(&tcp, &config);
     if (0 == rc) {
         length = coll_async_tcp_address(tcp, blob, sizeof(blob));
-        OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &c->super.collm_version, blob,
-                        (size_t) (length < 0 ? 0 : length));
-        rc = length < 0 || OPAL_SUCCESS != rc ? -EIO : 0;
+        rc = length < 0 || OMPI_SUCCESS != mca_coll_async_card_set_blob(COLL_ASYNC_CARD_TCP, blob,
+                                                                        (size_t) length)
+                 ? -EIO
+                 : 0;
     }
     if (0 != rc) {
         mca_coll_async_show_help(mca_coll_async_first_process(), "no network", strerror(-rc));
@@ -228,6 +190,7 @@ static struct coll_async_verbs *open_verbs(void)
                                              .exclude = c->verbs_if_exclude,
                                              .self = network.self,
                                              .nprocs = network.nprocs,
+                                             .key = mca_coll_async_card_mine()->key,
                                              .max_ports = c->verbs_ports,
                                              .connect_timeout_ms =
                                                  c->tcp_connect_timeout * 1000};
@@ -265,9 +228,9 @@ static struct coll_async_verbs *open_verbs(void)
     rc = coll_async_verbs_create(&verbs, &config, why, sizeof(why));
     if (0 == rc) {
         length = coll_async_verbs_address(verbs, blob, sizeof(blob));
-        OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, VERBS_KEY, blob,
-                               (size_t) (length < 0 ? 0 : length));
-        if (length < 0 || OPAL_SUCCESS != rc) {
+        if (length < 0
+            || OMPI_SUCCESS != mca_coll_async_card_set_blob(COLL_ASYNC_CARD_VERBS, blob,
+                                                            (size_t) length)) {
             snprintf(why, sizeof(why), "its address could not be published");
             rc = -EIO;
         }
@@ -300,9 +263,6 @@ int mca_coll_async_network_open(void)
 
     if (!job_spans_nodes()) {
         return OMPI_SUCCESS;
-    }
-    if (OPAL_SUCCESS != publish_place()) {
-        return OMPI_SUCCESS; /* no hierarchy can be built: communicators across nodes delegate */
     }
     count = choose_interfaces(ifs);
     if (OMPI_ERR_BAD_PARAM == count) {
@@ -366,36 +326,30 @@ const char *mca_coll_async_network_interfaces(void)
     return network.interfaces;
 }
 
-/* Reads proc's address blobs from the modex and hands them to the mapper,
- * which picks its transport. The caller holds the driver's exclusion. */
+/* Hands proc's address blobs, from its card, to the mapper, which picks its
+ * transport. The caller holds the driver's exclusion. */
 static int add_peer(struct ompi_proc_t *proc)
 {
+    const struct coll_async_card *card = mca_coll_async_card_of(proc);
     uint32_t id = proc->super.proc_name.vpid;
-    size_t tcp_length = 0, verbs_length = 0;
-    uint8_t *tcp_blob = NULL, *verbs_blob = NULL;
     int rc;
 
     if (network.peers[id] & PEER_ADDED) {
         return OMPI_SUCCESS;
     }
-    OPAL_MODEX_RECV(rc, &mca_coll_async_component.super.collm_version, &proc->super.proc_name,
-                    (void **) &tcp_blob, &tcp_length);
-    if (OPAL_SUCCESS != rc) {
-        tcp_blob = NULL; /* that process has no TCP transport */
+    if (NULL == card) {
+        return OMPI_ERR_NOT_FOUND;
     }
-    OPAL_MODEX_RECV_STRING(rc, VERBS_KEY, &proc->super.proc_name, (void **) &verbs_blob,
-                           &verbs_length);
-    if (OPAL_SUCCESS != rc) {
-        verbs_blob = NULL;
-    }
-    rc = coll_async_net_add_peer(network.net, id, tcp_blob, tcp_length, verbs_blob,
-                                 verbs_length);
-    free(tcp_blob);
-    free(verbs_blob);
+    rc = coll_async_net_add_peer(network.net, id, &card->key,
+                                 card->blob[COLL_ASYNC_CARD_TCP],
+                                 card->blob_length[COLL_ASYNC_CARD_TCP],
+                                 card->blob[COLL_ASYNC_CARD_VERBS],
+                                 card->blob_length[COLL_ASYNC_CARD_VERBS]);
     if (0 != rc && -EEXIST != rc) {
         return OMPI_ERROR;
     }
-    network.peers[id] = PEER_ADDED | (NULL != verbs_blob ? PEER_HAS_VERBS : 0);
+    network.peers[id] = PEER_ADDED | (0 != card->blob_length[COLL_ASYNC_CARD_VERBS]
+                                          ? PEER_HAS_VERBS : 0);
     return OMPI_SUCCESS;
 }
 

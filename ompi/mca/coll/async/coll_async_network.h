@@ -1,7 +1,7 @@
 /*
  * coll/async: this process's endpoint between nodes (the mapper over TCP and,
  * where there is an RDMA port, verbs), opened at component open when the job may
- * span nodes and published in the modex.
+ * span nodes; their addresses ride this process's card (coll_async_card.h).
  */
 
 #ifndef MCA_COLL_ASYNC_NETWORK_H
@@ -25,10 +25,6 @@ struct coll_async_net *mca_coll_async_network(void);
 
 /* "verbs over mlx5_0:1; TCP over eth0 10.0.0.1/24, eth1 10.0.1.1/24": what it uses. */
 const char *mca_coll_async_network_interfaces(void);
-
-/* Where proc runs, as it published: its node's name (equal for the processes of
- * one node, real or virtual) and its NUMA domain. */
-int mca_coll_async_network_place(struct ompi_proc_t *proc, char *node, size_t len, int *numa);
 
 /* Makes count processes reachable, writing their transport ids to ids; fails for
  * processes of other jobs. */

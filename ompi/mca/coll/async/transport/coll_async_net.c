@@ -108,7 +108,8 @@ void coll_async_net_destroy(struct coll_async_net *net)
     free(net);
 }
 
-int coll_async_net_add_peer(struct coll_async_net *net, uint32_t peer, const void *tcp_blob,
+int coll_async_net_add_peer(struct coll_async_net *net, uint32_t peer,
+                            const struct coll_async_key *key, const void *tcp_blob,
                             size_t tcp_length, const void *verbs_blob, size_t verbs_length)
 {
     int rc = -ENETUNREACH;
@@ -121,7 +122,7 @@ int coll_async_net_add_peer(struct coll_async_net *net, uint32_t peer, const voi
     }
 #if COLL_ASYNC_HAVE_VERBS
     if (NULL != net->verbs && NULL != verbs_blob) {
-        rc = coll_async_verbs_add_peer(net->verbs, peer, verbs_blob, verbs_length);
+        rc = coll_async_verbs_add_peer(net->verbs, peer, key, verbs_blob, verbs_length);
         if (0 == rc || -EEXIST == rc) {
             net->via[peer] = COLL_ASYNC_NET_VERBS;
             return 0;
@@ -132,7 +133,7 @@ int coll_async_net_add_peer(struct coll_async_net *net, uint32_t peer, const voi
     (void) verbs_length;
 #endif
     if (NULL != net->tcp && NULL != tcp_blob) {
-        rc = coll_async_tcp_add_peer(net->tcp, peer, tcp_blob, tcp_length);
+        rc = coll_async_tcp_add_peer(net->tcp, peer, key, tcp_blob, tcp_length);
         if (0 == rc || -EEXIST == rc) {
             net->via[peer] = COLL_ASYNC_NET_TCP;
             return 0;

@@ -51,9 +51,11 @@ int coll_async_net_create(struct coll_async_net **net, uint32_t nprocs,
 void coll_async_net_destroy(struct coll_async_net *net);
 
 /* Chooses peer's transport from its address blobs (NULL/0 where the peer
- * published none). 0, -EEXIST when already added, -ENETUNREACH when no
- * transport reaches it, or a transport's -errno. */
-int coll_async_net_add_peer(struct coll_async_net *net, uint32_t peer, const void *tcp_blob,
+ * published none); key is the peer's (coll_async_auth.h). 0, -EEXIST when
+ * already added, -ENETUNREACH when no transport reaches it, or a transport's
+ * -errno. */
+int coll_async_net_add_peer(struct coll_async_net *net, uint32_t peer,
+                            const struct coll_async_key *key, const void *tcp_blob,
                             size_t tcp_length, const void *verbs_blob, size_t verbs_length);
 
 enum coll_async_net_via coll_async_net_peer_via(const struct coll_async_net *net, uint32_t peer);

@@ -117,6 +117,7 @@ COLL_ASYNC_OP_QUEUE(struct coll_async_tcp_op)
 
 struct coll_async_tcp_peer {
     uint32_t id;
+    struct coll_async_key key; /* the peer's, once added */
     int nlinks;  /* links in use: planned from addresses or announced by the peer */
     int routable; /* links this side can connect (addresses known) */
     struct link links[COLL_ASYNC_TCP_MAX_LINKS];
@@ -1378,8 +1379,8 @@ int coll_async_tcp_address(const struct coll_async_tcp *tcp, void *blob, size_t 
     return coll_async_tcp_address_encode(tcp->self, tcp->config.nifs, blob, size);
 }
 
-int coll_async_tcp_add_peer(struct coll_async_tcp *tcp, uint32_t id, const void *blob,
-                            size_t length)
+int coll_async_tcp_add_peer(struct coll_async_tcp *tcp, uint32_t id,
+                            const struct coll_async_key *key, const void *blob, size_t length)
 {
     struct coll_async_tcp_addr addrs[COLL_ASYNC_TCP_MAX_IFS];
     struct coll_async_tcp_peer *peer;
@@ -1395,6 +1396,7 @@ int coll_async_tcp_add_peer(struct coll_async_tcp *tcp, uint32_t id, const void 
     if (0 != peer->routable) {
         return -EEXIST;
     }
+    peer->key = *key;
     peer_route(tcp, peer, addrs, count);
     return 0;
 }

@@ -45,6 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coll_async_auth.h"
 #include "coll_async_tcp_if.h"
 
 #define COLL_ASYNC_TCP_MAX_LINKS COLL_ASYNC_TCP_MAX_IFS
@@ -67,6 +68,7 @@ struct coll_async_tcp_config {
     const struct coll_async_tcp_if *ifs; /* where to listen, in the order links prefer */
     int nifs;                            /* 1 .. COLL_ASYNC_TCP_MAX_IFS */
     uint32_t self, nprocs;               /* this process's id; ids are below nprocs */
+    struct coll_async_key key;           /* this process's: a connector proves it knows it */
     size_t eager_limit;                  /* largest eager message; 0: 64 KiB */
     size_t chunk_size;                   /* bulk striping unit; 0: 128 KiB */
     int max_links;                       /* connections per peer; 0: as many as pairs */
@@ -129,12 +131,13 @@ int coll_async_tcp_address_decode(const void *blob, size_t length,
                                   struct coll_async_tcp_addr *addrs, int max);
 
 /*
- * Tells the transport where peer listens. Opens no connection. A peer that
- * connects first needs no call, but this process can reach it only after one.
- * 0, -EINVAL (bad id or blob), -EEXIST or -ENOMEM.
+ * Tells the transport where peer listens, and its key (what this process proves
+ * it knows when it connects). Opens no connection. A peer that connects first
+ * needs no call, but this process can reach it only after one. 0, -EINVAL (bad
+ * id or blob), -EEXIST or -ENOMEM.
  */
-int coll_async_tcp_add_peer(struct coll_async_tcp *tcp, uint32_t peer, const void *blob,
-                            size_t length);
+int coll_async_tcp_add_peer(struct coll_async_tcp *tcp, uint32_t peer,
+                            const struct coll_async_key *key, const void *blob, size_t length);
 
 /*
  * Posts operations. 0: the op completes later through progress. -errno: it was

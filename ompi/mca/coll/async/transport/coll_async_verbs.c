@@ -231,6 +231,7 @@ COLL_ASYNC_OP_QUEUE(struct coll_async_verbs_op)
 
 struct coll_async_verbs_peer {
     uint32_t id;
+    struct coll_async_key key; /* the peer's, once added */
     bool routable;
     int nlinks;
     struct link links[COLL_ASYNC_VERBS_MAX_PORTS];
@@ -2007,8 +2008,8 @@ static bool same_subnet(struct in_addr a, uint8_t a_prefix, struct in_addr b, ui
 
 /* Pairs ports the way both sides do alike: each of the lower id's ports, in order,
  * takes the first unused port of the higher id's on its subnet. */
-int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t id, const void *blob,
-                              size_t length)
+int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t id,
+                              const struct coll_async_key *key, const void *blob, size_t length)
 {
     struct endpoint theirs[COLL_ASYNC_VERBS_MAX_PORTS];
     bool used[COLL_ASYNC_VERBS_MAX_PORTS] = {false};
@@ -2027,6 +2028,7 @@ int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t id, const
     if (peer->routable) {
         return -EEXIST;
     }
+    peer->key = *key;
     nlo = lower ? verbs->nports : count;
     nhi = lower ? count : verbs->nports;
     max = verbs->config.max_ports < max_links ? verbs->config.max_ports : max_links;

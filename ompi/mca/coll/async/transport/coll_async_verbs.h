@@ -49,6 +49,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coll_async_auth.h"
+
 #define COLL_ASYNC_VERBS_MAX_PORTS 8
 #define COLL_ASYNC_VERBS_ADDRESS_MAX (4 + 24 * COLL_ASYNC_VERBS_MAX_PORTS) /* blob bytes */
 #define COLL_ASYNC_VERBS_PENDING 1 /* op status while in flight */
@@ -72,6 +74,7 @@ struct coll_async_verbs_config {
      * NULL or "" when not given. */
     const char *include, *exclude;
     uint32_t self, nprocs;    /* this process's id; ids are below nprocs */
+    struct coll_async_key key; /* this process's: a connector proves it knows it */
     size_t eager_limit;       /* largest eager message; 0: 8 KiB */
     size_t chunk_size;        /* bulk striping unit; 0: 512 KiB */
     int max_ports;            /* ports one transfer stripes over; 0: all */
@@ -130,7 +133,8 @@ int coll_async_verbs_address(const struct coll_async_verbs *verbs, void *blob, s
 /* Tells the transport where peer is. Opens no connection. 0, -ENETUNREACH when
  * no port of ours shares an IP subnet with one of the peer's (the mapper then
  * uses TCP for it), -EINVAL (bad id or blob), -EEXIST or -ENOMEM. */
-int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t peer, const void *blob,
+int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t peer,
+                              const struct coll_async_key *key, const void *blob,
                               size_t length);
 
 /* As the TCP transport's (a tag names one transfer at a time per direction);
