@@ -115,6 +115,10 @@ static int async_register(void)
     return mca_coll_async_pvars_register();
 }
 
+/* What checking the parameters found, at open: the transports opened there
+ * already use them. A bad value makes init_query turn the component down. */
+static int params_rc = OMPI_SUCCESS;
+
 static int async_open(void)
 {
     int rc;
@@ -122,7 +126,11 @@ static int async_open(void)
     mca_coll_async_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_coll_async_component.output,
                               mca_coll_async_component.verbose);
+    params_rc = mca_coll_async_params_check();
     rc = mca_coll_async_requests_init();
+    if (OMPI_SUCCESS != params_rc) {
+        return rc;
+    }
     if (OMPI_SUCCESS == rc) {
         rc = mca_coll_async_node_topology_init(); /* the NUMA domain the card carries */
     }
@@ -152,10 +160,7 @@ static int async_close(void)
 
 static int async_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
-    int rc;
-
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
-    rc = mca_coll_async_params_check();
-    return OMPI_SUCCESS == rc ? mca_coll_async_node_topology_init() : rc;
+    return OMPI_SUCCESS == params_rc ? mca_coll_async_node_topology_init() : params_rc;
 }

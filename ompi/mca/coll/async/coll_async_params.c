@@ -8,6 +8,7 @@
 
 #include "ompi_config.h"
 
+#include <limits.h>
 #include <stdio.h>
 
 #include "coll_async.h"
@@ -24,6 +25,11 @@ const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS] = {
 
 /* Slots must hold a few cache lines per rank for the reduce-scatter pieces. */
 #define MIN_SLOT_SIZE 4096
+
+/* Timeouts in seconds become milliseconds in an int. */
+#define MAX_TIMEOUT_S (INT_MAX / 1000)
+#define MAX_TIMEOUT_TEXT "2147483"
+_Static_assert(MAX_TIMEOUT_S == 2147483, "MAX_TIMEOUT_TEXT says MAX_TIMEOUT_S");
 
 static int register_var(const char *name, const char *help, mca_base_var_type_t type,
                         mca_base_var_info_lvl_t level, void *storage)
@@ -256,7 +262,8 @@ static int register_network(void)
     c->tcp_connect_timeout = 30;
     rc = register_var("tcp_connect_timeout",
                       "Seconds a connection to a peer may take to be set up before the "
-                      "collectives that need it fail with an error naming the peer.",
+                      "collectives that need it fail with an error naming the peer "
+                      "(1 to " MAX_TIMEOUT_TEXT ").",
                       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->tcp_connect_timeout);
     if (rc < 0) {
         return rc;
@@ -404,12 +411,12 @@ int mca_coll_async_params_register(void)
     return OMPI_SUCCESS == rc ? register_shm() : rc;
 }
 
-/* Whether an integer parameter is at least min; if not, says so. */
-static bool at_least(const char *name, int value, int min, const char *valid)
+/* Whether an integer parameter is within [min, max]; if not, says so. */
+static bool in_range(const char *name, int value, int min, int max, const char *valid)
 {
     char given[32];
 
-    if (value >= min) {
+    if (value >= min && value <= max) {
         return true;
     }
     snprintf(given, sizeof(given), "%d", value);
@@ -492,13 +499,14 @@ int mca_coll_async_params_check(void)
                                  c->internode_value[family], values);
         rc = OMPI_ERR_BAD_PARAM;
     }
-    if (!at_least("virtual_nodes", c->virtual_nodes, 0,
+    if (!in_range("virtual_nodes", c->virtual_nodes, 0, INT_MAX,
                   "0 (the real nodes) or a number of pretend nodes")
-        || !at_least("leaders", c->leaders, 0, "0 (one per NIC) or a number of leaders")
-        || !at_least("tcp_links", c->tcp_links, 0, "0 (all) or a number of connections")
-        || !at_least("tcp_connect_timeout", c->tcp_connect_timeout, 1, "a number of seconds")
-        || !at_least("verbs_ports", c->verbs_ports, 0, "0 (all) or a number of ports")
-        || !at_least("mcast_min_nodes", c->mcast_min_nodes, 0,
+        || !in_range("leaders", c->leaders, 0, INT_MAX, "0 (one per NIC) or a number of leaders")
+        || !in_range("tcp_links", c->tcp_links, 0, INT_MAX, "0 (all) or a number of connections")
+        || !in_range("tcp_connect_timeout", c->tcp_connect_timeout, 1, MAX_TIMEOUT_S,
+                     "a number of seconds from 1 to " MAX_TIMEOUT_TEXT)
+        || !in_range("verbs_ports", c->verbs_ports, 0, INT_MAX, "0 (all) or a number of ports")
+        || !in_range("mcast_min_nodes", c->mcast_min_nodes, 0, INT_MAX,
                      "0 (auto never takes multicast) or a number of nodes")) {
         rc = OMPI_ERR_BAD_PARAM;
     }

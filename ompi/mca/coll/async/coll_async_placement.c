@@ -109,14 +109,65 @@ static int auto_cpu(void)
     return -1;
 }
 
+/* The CPUs the job may use on this node; NULL when hwloc cannot say. */
+static hwloc_const_cpuset_t allowed_cpus(void)
+{
+    if (OPAL_SUCCESS != opal_hwloc_base_get_topology() || NULL == opal_hwloc_topology) {
+        return NULL;
+    }
+    return hwloc_topology_get_allowed_cpuset(opal_hwloc_topology);
+}
+
+/*
+ * Keeps of a CPU list those the job may use here; the kernel would refuse the
+ * others when the thread pins itself, which it cannot report. The node's first
+ * rank says which ones are dropped: nodes may differ, so this is a warning,
+ * and the component runs on every node alike.
+ */
+static void keep_cpus_here(struct coll_async_cpuset *where)
+{
+    hwloc_const_cpuset_t allowed = allowed_cpus();
+    hwloc_bitmap_t missing;
+    char *missing_text = NULL, *allowed_text = NULL;
+    bool any_left = false;
+
+    if (NULL == allowed || NULL == (missing = hwloc_bitmap_alloc())) {
+        return;
+    }
+    for (int cpu = 0; cpu < COLL_ASYNC_MAX_CPUS; ++cpu) {
+        if (!coll_async_cpuset_has(where, cpu)) {
+            continue;
+        }
+        if (hwloc_bitmap_isset(allowed, (unsigned) cpu)) {
+            any_left = true;
+        } else {
+            hwloc_bitmap_set(missing, (unsigned) cpu);
+            where->bits[cpu / (8 * sizeof(unsigned long))] &=
+                ~(1UL << (cpu % (8 * sizeof(unsigned long))));
+        }
+    }
+    if (!any_left) {
+        where->mode = COLL_ASYNC_CPUS_NONE;
+    }
+    if (!hwloc_bitmap_iszero(missing) && 0 <= hwloc_bitmap_list_asprintf(&missing_text, missing)
+        && 0 <= hwloc_bitmap_list_asprintf(&allowed_text, allowed)) {
+        mca_coll_async_show_help(0 == ompi_process_info.my_local_rank, "cpus not here",
+                                 mca_coll_async_component.progress_cpus_value, missing_text,
+                                 ompi_process_info.nodename, allowed_text,
+                                 any_left ? "The progress thread runs on the others."
+                                          : "The progress thread is not pinned.");
+    }
+    free(missing_text);
+    free(allowed_text);
+    hwloc_bitmap_free(missing);
+}
+
 /* Whether this node runs more ranks of the job than the CPUs the job may use. */
 static bool node_oversubscribed(void)
 {
-    int cpus = 0;
+    hwloc_const_cpuset_t allowed = allowed_cpus();
+    int cpus = NULL != allowed ? hwloc_bitmap_weight(allowed) : 0;
 
-    if (OPAL_SUCCESS == opal_hwloc_base_get_topology() && NULL != opal_hwloc_topology) {
-        cpus = hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(opal_hwloc_topology));
-    }
     if (cpus <= 0) {
         cpus = (int) sysconf(_SC_NPROCESSORS_ONLN);
     }
@@ -144,6 +195,8 @@ void mca_coll_async_place_progress_thread(void)
         opal_output_verbose(2, mca_coll_async_component.output,
                             "coll:async: progress thread %s%d", cpu >= 0 ? "on cpu " : "unpinned ",
                             cpu);
+    } else if (COLL_ASYNC_CPUS_LIST == where.mode) {
+        keep_cpus_here(&where);
     }
     coll_async_engine_configure(&where);
     if (node_oversubscribed()) {
