@@ -24,6 +24,9 @@ const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS] = {
 
 /* Slots must hold a few cache lines per rank for the reduce-scatter pieces. */
 #define MIN_SLOT_SIZE 4096
+/* Far above what was measured useful (256 KiB), and low enough that the segment
+ * of any number of ranks has a length a size_t holds. */
+#define MAX_SLOT_SIZE (1ul << 30)
 #define MAX_SETUP_TIMEOUT 3600
 
 static int register_var(const char *name, const char *help, mca_base_var_type_t type,
@@ -431,18 +434,18 @@ static bool at_least(const char *name, int value, int min, const char *valid)
     return false;
 }
 
-/* The shared-memory parameters: values that make no sense are refused with
- * their valid range. */
+/* The shared-memory parameters, which size the segments: values that would
+ * overflow its length or make no sense are refused with their valid range. */
 static int check_shm(void)
 {
     mca_coll_async_component_t *c = &mca_coll_async_component;
     char given[32];
     int rc = OMPI_SUCCESS;
 
-    if (c->shm_slot_size < MIN_SLOT_SIZE) {
+    if (c->shm_slot_size < MIN_SLOT_SIZE || c->shm_slot_size > MAX_SLOT_SIZE) {
         snprintf(given, sizeof(given), "%zu", c->shm_slot_size);
         mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "shm_slot_size",
-                                 given, "a number of bytes of at least 4096");
+                                 given, "a number of bytes from 4096 to 1073741824 (1 GiB)");
         rc = OMPI_ERR_BAD_PARAM;
     }
     if (0 != c->shm_piece_size
