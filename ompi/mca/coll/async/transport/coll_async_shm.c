@@ -50,7 +50,7 @@ enum failure_cause {
     CAUSE_NONE,
     CAUSE_TIMEOUT,    /* a rank's deadline passed with ranks missing */
     CAUSE_PARAMETERS, /* a rank was given other slot or piece sizes */
-    CAUSE_NO_SPACE,   /* the creator could not allocate or map the whole segment */
+    CAUSE_NO_SPACE,   /* a rank could not allocate (or map) its part of the segment */
 };
 
 struct segment_header {
@@ -311,8 +311,8 @@ static int report_failure(const struct setup *setup, const struct segment_header
                     (size_t) header->piece_size);
     case CAUSE_NO_SPACE:
         return fail(setup, creator, -ENOSPC,
-                    "local rank 0 could not allocate or map the segment's %zu bytes in "
-                    SHM_DIRECTORY ": %s", (size_t) header->length, strerror(error));
+                    "local rank %d could not allocate its part of the segment's %zu bytes in "
+                    SHM_DIRECTORY ": %s", rank, (size_t) header->length, strerror(error));
     default:
         return fail(setup, creator, -EPROTO, "another rank could not attach");
     }
@@ -385,10 +385,27 @@ static void publish_self(struct coll_async_shm_segment *segment)
 }
 
 /*
+ * Blocks now, not pages at first touch: a full /dev/shm is an error here instead
+ * of SIGBUS in some collective later. Each rank reserves its own slots (the
+ * creator also the part all share), so that the work (1-2 us a page here, and as
+ * much again to free them) is spread over the ranks' cores instead of lying on
+ * the creator's path. 0 or errno.
+ */
+static int reserve(const struct setup *setup, int fd)
+{
+    const struct offsets *o = &setup->offsets;
+    size_t mine = o->slots + (size_t) setup->segment->rank * 2 * setup->segment->slot_size;
+    int rc = 0 == setup->segment->rank ? posix_fallocate(fd, 0, (off_t) o->slots) : 0;
+
+    return 0 != rc ? rc
+                   : posix_fallocate(fd, (off_t) mine, (off_t) (2 * setup->segment->slot_size));
+}
+
+/*
  * The creator has a file but not its segment (no space, no address space): it
- * says so in a header of its own, on the page it reserves, so that the other
- * ranks fall back at once, waits within its deadline for them to have read it,
- * and removes the file. Without even that page, they fall back at their deadline.
+ * says so in the header, on the page it reserved first, so that the other ranks
+ * fall back at once, waits within its deadline for them to have read it, and
+ * removes the file.
  */
 static int abandon(const struct setup *setup, int fd, int error, const char *what)
 {
@@ -396,10 +413,6 @@ static int abandon(const struct setup *setup, int fd, int error, const char *wha
     int rc = fail(setup, true, -error, "%s %zu bytes in " SHM_DIRECTORY ": %s", what,
                   setup->offsets.length, strerror(error));
 
-    if (0 != posix_fallocate(fd, 0, HEADER_PAGE)) {
-        shm_unlink(setup->id->name);
-        return rc;
-    }
     header = mmap(NULL, HEADER_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (MAP_FAILED == header) {
         shm_unlink(setup->id->name);
@@ -443,9 +456,16 @@ static int create(const struct setup *setup)
                                       "%s: %s", setup->id->name, strerror(errno));
     }
     (void) fchmod(fd, 0600); /* the umask may have narrowed it; the others check it */
-    /* Blocks now, not pages at first touch: a full /dev/shm is an error here
-     * instead of SIGBUS in some collective later. */
-    rc = posix_fallocate(fd, 0, (off_t) length);
+    /* The header's page first: with it, any later failure can be told to the
+     * others; without it, they fall back at their deadline. */
+    rc = posix_fallocate(fd, 0, HEADER_PAGE);
+    if (0 != rc) {
+        close(fd);
+        shm_unlink(setup->id->name);
+        return fail(setup, true, -rc, "could not allocate %d bytes in " SHM_DIRECTORY ": %s",
+                    HEADER_PAGE, strerror(rc));
+    }
+    rc = 0 == ftruncate(fd, (off_t) length) ? reserve(setup, fd) : errno;
     if (0 != rc) {
         rc = abandon(setup, fd, rc, "could not allocate");
         close(fd);
@@ -461,7 +481,7 @@ static int create(const struct setup *setup)
     close(fd);
     segment->length = length;
     place(segment, &setup->offsets);
-    fill_header(setup, segment->base); /* the rest is zero, as fallocate left it */
+    fill_header(setup, segment->base); /* the rest reads zero, as a new file does */
     publish_self(segment);
     __atomic_store_n(&((struct segment_header *) segment->base)->magic, SEGMENT_MAGIC,
                      __ATOMIC_RELEASE);
@@ -583,6 +603,12 @@ static int join(const struct setup *setup)
     }
     if (__atomic_load_n(&header->state, __ATOMIC_ACQUIRE) & STATE_FAILED) {
         rc = leave_failed(setup, header, false);
+        goto out;
+    }
+    rc = reserve(setup, fd);
+    if (0 != rc) {
+        (void) record_failure(header, CAUSE_NO_SPACE, rc, segment->rank, true);
+        rc = leave_failed(setup, header, true);
         goto out;
     }
     /* Vouched for, made with this rank's parameters, not failed: it is whole. */
