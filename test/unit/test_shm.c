@@ -858,6 +858,49 @@ static void test_full_dev_shm_for_an_attacher(void **state)
     run_in_small_dev_shm("300k", "could not allocate its part of the segment");
 }
 
+/* A creator with the blocks but not the address space to map them (RLIMIT_AS a
+ * little above what it uses): it says so on the header page, which it can still
+ * map, and every rank falls back at once. */
+static void limit_address_space(int rank, void *context)
+{
+    struct job *job = context;
+    long pages = 0, page_size = sysconf(_SC_PAGESIZE);
+    FILE *statm = fopen("/proc/self/statm", "r");
+
+    CHECK(NULL != statm && 1 == fscanf(statm, "%ld", &pages));
+    fclose(statm);
+    CHECK(0 == setrlimit(RLIMIT_AS, &(struct rlimit){(rlim_t) (pages * page_size + (8 << 20)),
+                                                      RLIM_INFINITY}));
+    run_rank(rank, job);
+}
+
+static void test_creator_cannot_map(void **state)
+{
+    struct job job;
+    pid_t pids[3];
+    int status[3];
+
+    (void) state;
+    job_init(&job, 3);
+    for (int rank = 0; rank < 3; ++rank) {
+        job.config[rank].slot_size = job.config[rank].piece_size = 8 << 20; /* 64 MiB */
+        job.results[rank].rc = 1;
+    }
+    pids[0] = spawn_rank(0, limit_address_space, &job);
+    pids[1] = spawn_rank(1, run_rank, &job);
+    pids[2] = spawn_rank(2, run_rank, &job);
+    wait_ranks(3, pids, status);
+    assert_ranks_exited_cleanly(3, pids, status);
+    assert_int_equal(job.results[0].rc, -ENOMEM);
+    assert_failure_says(&job, 0, "could not map");
+    for (int rank = 1; rank < 3; ++rank) {
+        assert_int_equal(job.results[rank].rc, -ENOSPC);
+        assert_true(job.results[rank].ms < PATIENT_MS / 2);
+    }
+    assert_nothing_left(&job);
+    job_fini(&job);
+}
+
 /* Not even the header page: the creator falls back at once, the others at their
  * deadline; alike still, and nothing left. */
 static void test_no_space_for_a_header(void **state)
@@ -1022,6 +1065,7 @@ int main(void)
         cmocka_unit_test(test_full_dev_shm),
         cmocka_unit_test(test_full_dev_shm_for_an_attacher),
         cmocka_unit_test(test_no_space_for_a_header),
+        cmocka_unit_test(test_creator_cannot_map),
         cmocka_unit_test(test_length_overflows),
         cmocka_unit_test(test_creator_umask),
         cmocka_unit_test(test_decision_raced),
