@@ -3,7 +3,9 @@
  *
  * The children must not use cmocka (a failed assert would longjmp into a copy of
  * the runner): they report through their exit status, CHECK naming the line on
- * stderr, and the parent asserts on waitpid. alarm() turns a hang into a failure.
+ * stderr, and the parent asserts on waitpid. alarm() turns a hang into a failure,
+ * and a crash kills the child (not cmocka's handler, which would go on to run the
+ * next tests in it).
  * Include after <cmocka.h>.
  */
 
@@ -43,6 +45,11 @@ static pid_t spawn_rank(int rank, void (*body)(int rank, void *context), void *c
     pid = fork();
     assert_true(pid >= 0);
     if (0 == pid) {
+        const int crashes[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+
+        for (size_t i = 0; i < sizeof(crashes) / sizeof(crashes[0]); ++i) {
+            signal(crashes[i], SIG_DFL);
+        }
         my_rank = rank;
         alarm(FORKED_RANK_TIMEOUT_S);
         body(rank, context);

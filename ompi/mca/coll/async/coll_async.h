@@ -54,6 +54,7 @@ typedef struct mca_coll_async_component_t {
     size_t shm_piece_size;
     size_t shm_stream_bytes;
     bool shm_cma;
+    int shm_setup_timeout;
     char *reduce_mode_value;
     size_t small_reduce_bytes;
     int virtual_nodes;
@@ -134,6 +135,16 @@ const struct coll_async_topology *mca_coll_async_node_topology(void); /* NULL: u
 int mca_coll_async_node_topology_init(void);
 void mca_coll_async_node_topology_fini(void);
 void mca_coll_async_node_report(struct ompi_communicator_t *comm);
+
+/* coll_async_segment.c: opens channel over the count ranks of comm on this node
+ * (ranks: their ranks in comm, ascending; NULL: all of comm's), this process being
+ * the one at index; the first creates the segment, named from its card. One
+ * outcome for all of them: OMPI_SUCCESS, or an error after the failure was
+ * reported (a help message from one rank, a verbose line), and all fall back.
+ * node_part: the segment of one node's ranks of a communicator spanning nodes. */
+int mca_coll_async_segment_open(struct coll_async_channel *channel,
+                                struct ompi_communicator_t *comm, const int *ranks, int count,
+                                int index, bool node_part);
 
 /* coll_async_hier.c: the hierarchy of a communicator that spans nodes, from the
  * modex (no message between the ranks but the shared memory of each node's);

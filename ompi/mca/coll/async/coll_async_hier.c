@@ -209,18 +209,15 @@ static void join_group(struct coll_async_hier *hier)
 /* The shared-memory channel of this node's ranks, when there are several. */
 static int open_local(struct coll_async_hier *hier, struct ompi_communicator_t *comm)
 {
-    struct coll_async_channel_config config = mca_coll_async_channel_config();
-    int first = hier->node_ranks[hier->node_first[hier->node]];
-    char name[128];
+    int count = coll_async_hier_node_size(hier, hier->node);
 
-    if (coll_async_hier_node_size(hier, hier->node) < 2) {
+    if (count < 2) {
         return OMPI_SUCCESS;
     }
-    snprintf(name, sizeof(name), "/coll_async.%u.%u.%u.n", OMPI_PROC_MY_NAME->jobid,
-             comm->c_contextid, ompi_comm_peer_lookup(comm, first)->super.proc_name.vpid);
-    if (0 != coll_async_mapper_open(&hier->local, name, coll_async_hier_node_size(hier,
-                                                                                  hier->node),
-                                    hier->local_rank, &config)) {
+    if (OMPI_SUCCESS
+        != mca_coll_async_segment_open(&hier->local, comm,
+                                       &hier->node_ranks[hier->node_first[hier->node]], count,
+                                       hier->local_rank, true)) {
         return OMPI_ERROR;
     }
     hier->has_local = true;

@@ -130,8 +130,6 @@ static bool wanted(bool across_nodes)
 static void open_channel(mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
 {
     struct coll_async_channel_config config = mca_coll_async_channel_config();
-    char name[128];
-    int rc;
 
     if (1 == ompi_comm_size(comm)) {
         return;
@@ -142,17 +140,10 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
         }
         return;
     }
-    if (!wanted(false)) {
-        return;
-    }
-    /* Unique on the node: split communicators share a cid, not their first rank. */
-    snprintf(name, sizeof(name), "/coll_async.%u.%u.%u", OMPI_PROC_MY_NAME->jobid,
-             comm->c_contextid, ompi_comm_peer_lookup(comm, 0)->super.proc_name.vpid);
-    rc = coll_async_mapper_open(&module->channel, name, ompi_comm_size(comm),
-                                ompi_comm_rank(comm), &config);
-    if (0 != rc) {
-        mca_coll_async_show_help(0 == ompi_comm_rank(comm), "shm failed", comm->c_name, name,
-                                 strerror(-rc));
+    if (!wanted(false)
+        || OMPI_SUCCESS != mca_coll_async_segment_open(&module->channel, comm, NULL,
+                                                       ompi_comm_size(comm),
+                                                       ompi_comm_rank(comm), false)) {
         return;
     }
     module->has_channel = true;

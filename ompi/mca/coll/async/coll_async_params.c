@@ -25,6 +25,10 @@ const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS] = {
 
 /* Slots must hold a few cache lines per rank for the reduce-scatter pieces. */
 #define MIN_SLOT_SIZE 4096
+/* Far above what was measured useful (256 KiB), and low enough that the segment
+ * of any number of ranks has a length a size_t holds. */
+#define MAX_SLOT_SIZE (1ul << 30)
+#define MAX_SETUP_TIMEOUT 3600
 
 /* Timeouts in seconds become milliseconds in an int. */
 #define MAX_TIMEOUT_S (INT_MAX / 1000)
@@ -102,6 +106,19 @@ static int register_shm(void)
                       "(pipelining inside a slot). At least 64; larger than the slot (or 0): "
                       "the slot size (no pipelining inside a slot).",
                       MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->shm_piece_size);
+    if (rc < 0) {
+        return rc;
+    }
+    /* Set-up takes milliseconds; the bound is for a rank that dies or never
+     * comes, and must not fail a rank that is merely descheduled on a loaded node. */
+    c->shm_setup_timeout = 30;
+    rc = register_var("shm_setup_timeout",
+                      "Seconds each wait of a shared-memory segment's set-up may take (the "
+                      "file to appear, its creator to finish it, every rank to attach) before "
+                      "all the ranks of the communicator on the node give up the segment alike "
+                      "and their collectives go to the components below, with a message. "
+                      "1 to 3600.",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &c->shm_setup_timeout);
     if (rc < 0) {
         return rc;
     }
@@ -424,6 +441,39 @@ static bool in_range(const char *name, int value, int min, int max, const char *
     return false;
 }
 
+/* The shared-memory parameters, which size the segments: values that would
+ * overflow its length or make no sense are refused with their valid range. */
+static int check_shm(void)
+{
+    mca_coll_async_component_t *c = &mca_coll_async_component;
+    char given[32];
+    int rc = OMPI_SUCCESS;
+
+    if (c->shm_slot_size < MIN_SLOT_SIZE || c->shm_slot_size > MAX_SLOT_SIZE) {
+        snprintf(given, sizeof(given), "%zu", c->shm_slot_size);
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "shm_slot_size",
+                                 given, "a number of bytes from 4096 to 1073741824 (1 GiB)");
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    if (0 != c->shm_piece_size
+        && (c->shm_piece_size < 64
+            || c->shm_slot_size / c->shm_piece_size >= 1u << COLL_ASYNC_SHM_PIECE_BITS)) {
+        snprintf(given, sizeof(given), "%zu", c->shm_piece_size);
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "shm_piece_size",
+                                 given,
+                                 "0 or a number of bytes of at least 64, at most "
+                                 "1048575 pieces per slot");
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    if (c->shm_setup_timeout < 1 || c->shm_setup_timeout > MAX_SETUP_TIMEOUT) {
+        snprintf(given, sizeof(given), "%d", c->shm_setup_timeout);
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value",
+                                 "shm_setup_timeout", given, "a number of seconds from 1 to 3600");
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    return rc;
+}
+
 int mca_coll_async_params_check(void)
 {
     mca_coll_async_component_t *c = &mca_coll_async_component;
@@ -463,22 +513,7 @@ int mca_coll_async_params_check(void)
     } else {
         coll_async_schedule_config.reduce_mode = (enum coll_async_reduce_mode) mode;
     }
-    if (c->shm_slot_size < MIN_SLOT_SIZE) {
-        char given[32];
-        snprintf(given, sizeof(given), "%zu", c->shm_slot_size);
-        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "shm_slot_size",
-                                 given, "a number of bytes of at least 4096");
-        rc = OMPI_ERR_BAD_PARAM;
-    }
-    if (0 != c->shm_piece_size
-        && (c->shm_piece_size < 64
-            || c->shm_slot_size / c->shm_piece_size >= 1u << COLL_ASYNC_SHM_PIECE_BITS)) {
-        char given[32];
-        snprintf(given, sizeof(given), "%zu", c->shm_piece_size);
-        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "shm_piece_size",
-                                 given,
-                                 "0 or a number of bytes of at least 64, at most "
-                                 "1048575 pieces per slot");
+    if (OMPI_SUCCESS != check_shm()) {
         rc = OMPI_ERR_BAD_PARAM;
     }
     coll_async_schedule_config.small_reduce_bytes = c->small_reduce_bytes;
@@ -532,5 +567,6 @@ struct coll_async_channel_config mca_coll_async_channel_config(void)
         /* A piece larger than the slot (the default with small slots) is the slot. */
         .piece_size = 0 == c->shm_piece_size || c->shm_piece_size > c->shm_slot_size
                           ? c->shm_slot_size : c->shm_piece_size,
-        .cma = c->shm_cma};
+        .cma = c->shm_cma,
+        .setup_timeout_ms = (unsigned) c->shm_setup_timeout * 1000u};
 }

@@ -3,6 +3,7 @@
  */
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "coll_async_mapper.h"
@@ -11,18 +12,28 @@
  * enough to stay in cache between the read and the reduction. */
 #define BOUNCE_SIZE (64 * 1024)
 
-int coll_async_mapper_open(struct coll_async_channel *channel, const char *name, int nranks,
-                           int rank, const struct coll_async_channel_config *config)
+int coll_async_mapper_open(struct coll_async_channel *channel,
+                           const struct coll_async_shm_identity *id, int nranks, int rank,
+                           const struct coll_async_channel_config *config,
+                           struct coll_async_shm_failure *failure)
 {
+    struct coll_async_shm_config shm = {.slot_size = config->slot_size,
+                                        .piece_size = config->piece_size,
+                                        .try_cma = config->cma,
+                                        .timeout_ms = config->setup_timeout_ms};
     int rc;
 
     channel->seq = 0;
     channel->bounce_size = BOUNCE_SIZE;
+    /* Before the segment, never after it is in use: a rank that does not come
+     * makes the others fall back too, at their deadline. */
     if (0 != posix_memalign((void **) &channel->bounce, 64, 2 * BOUNCE_SIZE)) {
+        channel->bounce = NULL;
+        snprintf(failure->why, sizeof(failure->why), "out of memory");
+        failure->speaker = true;
         return -ENOMEM;
     }
-    rc = coll_async_shm_attach(&channel->shm, name, nranks, rank, config->slot_size,
-                               config->piece_size, config->cma);
+    rc = coll_async_shm_attach(&channel->shm, id, nranks, rank, &shm, failure);
     if (0 != rc) {
         free(channel->bounce);
         channel->bounce = NULL;

@@ -26,6 +26,7 @@ struct coll_async_channel_config {
     size_t slot_size;  /* bytes per rank and parity in the segment */
     size_t piece_size; /* slots are written and announced in pieces of this size */
     bool cma;          /* try single copy through CMA */
+    unsigned setup_timeout_ms; /* bound on each wait of the segment's set-up */
 };
 
 struct coll_async_channel {
@@ -35,10 +36,13 @@ struct coll_async_channel {
     size_t bounce_size;
 };
 
-/* Opens the channel of a communicator whose nranks ranks share this node; name
- * is unique to the communicator within the node. Collective; 0 or -errno. */
-int coll_async_mapper_open(struct coll_async_channel *channel, const char *name, int nranks,
-                           int rank, const struct coll_async_channel_config *config);
+/* Opens the channel of a communicator whose nranks ranks share this node, over
+ * the segment of id (coll_async_shm.h). Collective, with one outcome for all the
+ * ranks: 0, or -errno with failure saying why. */
+int coll_async_mapper_open(struct coll_async_channel *channel,
+                           const struct coll_async_shm_identity *id, int nranks, int rank,
+                           const struct coll_async_channel_config *config,
+                           struct coll_async_shm_failure *failure);
 void coll_async_mapper_close(struct coll_async_channel *channel);
 
 /* Hands out count consecutive sequence numbers; returns the first. */

@@ -6,11 +6,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -21,170 +25,684 @@
 #include "coll_async_shm.h"
 
 #define SEGMENT_MAGIC 0x636f6c6c6173796eULL /* "collasyn" */
+#define SEGMENT_VERSION 2
+#define SHM_DIRECTORY "/dev/shm" /* where glibc's shm_open puts the names */
+#define NAME_PREFIX "/coll_async-"
+
+/* The creator reserves this much first: a creator that cannot have the whole
+ * segment can still say so in the header, instead of leaving the others to
+ * their deadline. */
+#define HEADER_PAGE 4096
+
+/* The decision: ranks counted and a bit that, once set, says every rank falls
+ * back. The bit is set only while the count is short, and a rank's count is an
+ * attachment only when the bit was clear as it counted (after, it acknowledges
+ * the failure): whichever comes first of "all counted" and "failed" holds for
+ * every rank. */
+#define STATE_FAILED (1ULL << 63)
+#define STATE_COUNT(state) ((state) & ~STATE_FAILED)
+
+/* The same for CMA: ranks whose probe read their neighbour, and a refusal. */
+#define CMA_DECLINED (1ULL << 63)
+
+/* Why a segment failed, kept in the header for the creator to report. */
+enum failure_cause {
+    CAUSE_NONE,
+    CAUSE_TIMEOUT,    /* a rank's deadline passed with ranks missing */
+    CAUSE_PARAMETERS, /* a rank was given other slot or piece sizes */
+    CAUSE_NO_SPACE,   /* a rank could not allocate (or map) its part of the segment */
+};
 
 struct segment_header {
-    volatile uint64_t magic; /* set last by the creator: the layout is ready */
-    volatile int32_t attached;
+    volatile uint64_t magic; /* set last by the creator: the fields below are final */
+    uint32_t version;
+    uint32_t nranks;
+    uint64_t slot_size;
+    uint64_t piece_size;
+    uint64_t length;
+    uint64_t token;           /* MAC under the creator's key of the identity and the above */
+    volatile uint64_t state;  /* STATE_FAILED | ranks counted */
+    volatile uint64_t cause;  /* the first failure: cause << 48 | errno << 16 | rank */
+    volatile uint64_t cma;    /* CMA_DECLINED | ranks whose probe succeeded */
 } __attribute__((aligned(COLL_ASYNC_SHM_LINE)));
+
+/* Set-up */
 
 static size_t align_up(size_t value, size_t alignment)
 {
     return (value + alignment - 1) / alignment * alignment;
 }
 
-static size_t layout(struct coll_async_shm_segment *segment)
+/* Byte offsets of the parts of a segment, and its length; -EOVERFLOW when they
+ * do not fit in a size_t. */
+struct offsets {
+    size_t control, accumulator, accumulator_data, slots, length;
+};
+
+static int compute_offsets(int nranks, size_t slot_size, struct offsets *o)
 {
-    size_t offset = sizeof(struct segment_header);
-    size_t control = offset;
-    size_t accumulator = control + (size_t) segment->nranks * sizeof(struct coll_async_shm_control);
-    size_t accumulator_data = accumulator + 2 * sizeof(struct coll_async_shm_accumulator);
-    size_t slots = align_up(accumulator_data + 2 * segment->slot_size, 4096);
+    size_t two_slots, all_slots, end;
+
+    o->control = sizeof(struct segment_header);
+    o->accumulator = o->control + (size_t) nranks * sizeof(struct coll_async_shm_control);
+    o->accumulator_data = o->accumulator + 2 * sizeof(struct coll_async_shm_accumulator);
+    if (__builtin_mul_overflow(slot_size, 2, &two_slots)
+        || __builtin_add_overflow(o->accumulator_data, two_slots, &end) || end > SIZE_MAX - 4095
+        || __builtin_mul_overflow(two_slots, (size_t) nranks, &all_slots)) {
+        return -EOVERFLOW;
+    }
+    o->slots = align_up(end, 4096);
+    if (__builtin_add_overflow(o->slots, all_slots, &o->length) || o->length > (size_t) INT64_MAX) {
+        return -EOVERFLOW; /* off_t must hold it too */
+    }
+    return 0;
+}
+
+int coll_async_shm_length(int nranks, size_t slot_size, size_t *length)
+{
+    struct offsets o = {0};
+    int rc = compute_offsets(nranks, slot_size, &o);
+
+    *length = o.length;
+    return rc;
+}
+
+static void place(struct coll_async_shm_segment *segment, const struct offsets *o)
+{
     char *base = segment->base;
 
-    segment->control = (struct coll_async_shm_control *) (base + control);
-    segment->accumulator = (struct coll_async_shm_accumulator *) (base + accumulator);
-    segment->accumulator_data = base + accumulator_data;
-    segment->slots = base + slots;
-    return slots + (size_t) segment->nranks * 2 * segment->slot_size;
+    segment->control = (struct coll_async_shm_control *) (base + o->control);
+    segment->accumulator = (struct coll_async_shm_accumulator *) (base + o->accumulator);
+    segment->accumulator_data = base + o->accumulator_data;
+    segment->slots = base + o->slots;
 }
 
-/* The first rank creates the file; a file left by a killed job of the same name is
- * replaced (names carry the job id, so it cannot belong to a live job). */
-static int create_file(const char *name, size_t length)
+/* A MAC of data under key, prefixed with a label, so that no MAC made for one
+ * purpose (a name, a token, another transport's handshake) is one for another.
+ * Short inputs (the header's) need no allocation, so cannot fail. */
+static int labelled_mac(const struct coll_async_key *key, const char *label, const void *data,
+                        size_t length, uint64_t *mac)
 {
-    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    size_t label_length = strlen(label) + 1;
+    char small[128], *input = label_length + length <= sizeof(small)
+                                  ? small : malloc(label_length + length);
 
-    if (fd < 0 && EEXIST == errno) {
-        shm_unlink(name);
-        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (NULL == input) {
+        return -ENOMEM;
     }
-    if (fd < 0) {
-        return -errno;
+    memcpy(input, label, label_length);
+    memcpy(input + label_length, data, length);
+    *mac = coll_async_mac(key, input, label_length + length);
+    if (small != input) {
+        free(input);
     }
-    if (0 != ftruncate(fd, (off_t) length)) {
-        int rc = -errno;
-        close(fd);
-        shm_unlink(name);
+    return 0;
+}
+
+int coll_async_shm_identify(struct coll_async_shm_identity *id, const struct coll_async_key *key,
+                            const void *context, size_t length)
+{
+    int rc = labelled_mac(key, "coll_async shm name", context, length, &id->digest);
+
+    if (0 != rc) {
         return rc;
     }
-    return fd;
+    id->key = *key;
+    snprintf(id->name, sizeof(id->name), NAME_PREFIX "%016llx",
+             (unsigned long long) id->digest);
+    return 0;
 }
 
-/* The others wait until the file exists and has its final length. */
-static int open_file(const char *name, size_t length)
+void coll_async_shm_path(const struct coll_async_shm_identity *id, char *path, size_t size)
 {
-    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
-    struct stat st;
-    int fd;
+    snprintf(path, size, SHM_DIRECTORY "%s", id->name);
+}
 
-    while ((fd = shm_open(name, O_RDWR, 0600)) < 0) {
-        if (ENOENT != errno) {
-            return -errno;
+/* The creator's MAC over the identity and every field of the header that shapes
+ * the segment: a file made for another communicator, by another key, or with
+ * other parameters does not carry it. */
+static uint64_t header_token(const struct coll_async_shm_identity *id,
+                             const struct segment_header *h)
+{
+    uint64_t fields[6] = {id->digest, h->version, h->nranks, h->slot_size, h->piece_size,
+                          h->length};
+    uint64_t token = 0;
+
+    (void) labelled_mac(&id->key, "coll_async shm header", fields, sizeof(fields), &token);
+    return token;
+}
+
+/* What one rank's set-up works with. */
+struct setup {
+    struct coll_async_shm_segment *segment;
+    const struct coll_async_shm_identity *id;
+    struct coll_async_shm_failure *failure;
+    struct offsets offsets;
+    uint64_t deadline_ns;
+    unsigned timeout_ms; /* for the messages */
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t) now.tv_sec * 1000000000u + (uint64_t) now.tv_nsec;
+}
+
+/* Waits a little; false, without waiting, once the deadline has passed. */
+static bool wait_more(const struct setup *setup, struct coll_async_backoff *backoff)
+{
+    if (now_ns() >= setup->deadline_ns) {
+        return false;
+    }
+    coll_async_backoff_wait(backoff);
+    return true;
+}
+
+/* Records why this rank falls back; returns rc. */
+static int fail(const struct setup *setup, bool speaker, int rc, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(const struct setup *setup, bool speaker, int rc, const char *format, ...)
+{
+    va_list args;
+
+    va_start(args, format);
+    vsnprintf(setup->failure->why, sizeof(setup->failure->why), format, args);
+    va_end(args);
+    setup->failure->speaker = speaker;
+    return rc;
+}
+
+/* "a directory owned by uid 1000, mode 0755, 0 bytes": for the messages. */
+static void describe(const struct stat *st, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s owned by uid %u, mode %04o, %lld bytes",
+             S_ISREG(st->st_mode) ? "a file" : S_ISLNK(st->st_mode) ? "a symbolic link"
+             : S_ISDIR(st->st_mode) ? "a directory" : "a special file",
+             (unsigned) st->st_uid, (unsigned) (st->st_mode & 07777), (long long) st->st_size);
+}
+
+/* Whether a file can be the creator's: a regular file of this user that grants
+ * nobody else anything. Its mode may still lack bits the creator has yet to set
+ * (the umask narrows what O_CREAT asked for), its size may still be 0. */
+static bool could_be_ours(const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && st->st_uid == geteuid() && 0 == (st->st_mode & 07077);
+}
+
+/* Records a failure in the header unless the decision is made: sets FAILED while
+ * the count is short, counting this rank in when count_me. Returns whether the
+ * segment has failed (by this rank or before it). */
+static bool record_failure(struct segment_header *header, enum failure_cause cause, int error,
+                           int rank, bool count_me)
+{
+    uint64_t state = __atomic_load_n(&header->state, __ATOMIC_ACQUIRE);
+    uint64_t why = (uint64_t) cause << 48 | (uint64_t) (error & 0xffff) << 16 | (uint64_t) rank;
+    uint64_t none = 0;
+
+    /* The cause goes first, so that whoever sees FAILED finds one (perhaps
+     * another rank's, if two fail at once: either is true). */
+    __atomic_compare_exchange_n(&header->cause, &none, why, false, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+    for (;;) {
+        uint64_t next = (state | STATE_FAILED) + (count_me ? 1 : 0);
+
+        if (!(state & STATE_FAILED) && STATE_COUNT(state) >= header->nranks) {
+            return false; /* everyone had attached: the segment is in use */
         }
-        coll_async_backoff_wait(&backoff);
+        if (__atomic_compare_exchange_n(&header->state, &state, next, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            return true;
+        }
     }
-    while (0 == fstat(fd, &st) && (size_t) st.st_size < length) {
-        coll_async_backoff_wait(&backoff);
-    }
-    return fd;
 }
 
-static void wait_attached(struct segment_header *header, int nranks)
+/* Counts this rank as having seen a failure; whether it was the last to. */
+static bool acknowledge(struct segment_header *header)
+{
+    uint64_t state = __atomic_add_fetch(&header->state, 1, __ATOMIC_ACQ_REL);
+
+    return STATE_COUNT(state) == header->nranks;
+}
+
+/* " 2" or "s 2, 5, ...": the ranks not counted in, when this rank sees their
+ * control lines; "s" when it does not. */
+static const char *missing_ranks(const struct coll_async_shm_segment *segment)
+{
+    static __thread char list[96];
+    size_t used = 0;
+    int count = 0;
+
+    list[0] = '\0';
+    for (int rank = 0; NULL != segment->control && rank < segment->nranks; ++rank) {
+        if (0 == segment->control[rank].pid && used + 16 < sizeof(list)) {
+            used += (size_t) snprintf(list + used, sizeof(list) - used, "%s%d",
+                                      0 == count++ ? " " : ", ", rank);
+        }
+    }
+    if (1 == count) {
+        return list;
+    }
+    memmove(list + 1, list, strlen(list) + 1);
+    list[0] = 's';
+    return list;
+}
+
+/* The report of a failed segment, from the cause in its header. */
+static int report_failure(const struct setup *setup, const struct segment_header *header)
+{
+    uint64_t why = __atomic_load_n(&header->cause, __ATOMIC_ACQUIRE);
+    int rank = (int) (why & 0xffff), error = (int) (why >> 16 & 0xffff);
+    bool creator = 0 == setup->segment->rank;
+
+    switch ((enum failure_cause) (why >> 48)) {
+    case CAUSE_TIMEOUT:
+        return fail(setup, creator, -ETIMEDOUT,
+                    "local rank%s did not attach within %u ms (coll_async_shm_setup_timeout; "
+                    "local rank %d's deadline)", missing_ranks(setup->segment),
+                    setup->timeout_ms, rank);
+    case CAUSE_PARAMETERS:
+        return fail(setup, creator, -EPROTO,
+                    "local rank %d was given other values of coll_async_shm_slot_size or "
+                    "coll_async_shm_piece_size than local rank 0 (%zu and %zu): every rank "
+                    "must have the same", rank, (size_t) header->slot_size,
+                    (size_t) header->piece_size);
+    case CAUSE_NO_SPACE:
+        return fail(setup, creator, -ENOSPC,
+                    "local rank %d could not allocate its part of the segment's %zu bytes in "
+                    SHM_DIRECTORY ": %s", rank, (size_t) header->length, strerror(error));
+    default:
+        return fail(setup, creator, -EPROTO, "another rank could not attach");
+    }
+}
+
+/* After FAILED: the creator waits, within its deadline, for every rank to
+ * have seen it, so that none is left to find no file and wait for its
+ * deadline; then the name goes. */
+static void wait_acknowledged(const struct setup *setup, struct segment_header *header)
 {
     struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
 
-    while (__atomic_load_n(&header->attached, __ATOMIC_ACQUIRE) < nranks) {
-        coll_async_backoff_wait(&backoff);
+    while (STATE_COUNT(__atomic_load_n(&header->state, __ATOMIC_ACQUIRE)) < header->nranks
+           && wait_more(setup, &backoff)) {
     }
+}
+
+/* Every rank's last step: counted in, it waits until all are (0) or the segment
+ * has failed, setting FAILED itself at its deadline. The rank that completes the
+ * count unlinks the name: nobody is left to open it. */
+static int decide(const struct setup *setup, struct segment_header *header)
+{
+    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
+    uint64_t state = __atomic_add_fetch(&header->state, 1, __ATOMIC_ACQ_REL);
+    bool last = STATE_COUNT(state) == header->nranks;
+    int rc;
+
+    if (last && !(state & STATE_FAILED)) {
+        shm_unlink(setup->id->name);
+        return 0;
+    }
+    while (!(state & STATE_FAILED)) {
+        if (STATE_COUNT(state) == header->nranks) {
+            return 0;
+        }
+        if (!wait_more(setup, &backoff)
+            && record_failure(header, CAUSE_TIMEOUT, 0, setup->segment->rank, false)) {
+            break;
+        }
+        state = __atomic_load_n(&header->state, __ATOMIC_ACQUIRE);
+    }
+    rc = report_failure(setup, header);
+    if (0 == setup->segment->rank) {
+        wait_acknowledged(setup, header);
+    }
+    if (last || 0 == setup->segment->rank) {
+        shm_unlink(setup->id->name);
+    }
+    return rc;
+}
+
+static void fill_header(const struct setup *setup, struct segment_header *header)
+{
+    header->version = SEGMENT_VERSION;
+    header->nranks = (uint32_t) setup->segment->nranks;
+    header->slot_size = setup->segment->slot_size;
+    header->piece_size = setup->segment->piece_size;
+    header->length = setup->offsets.length;
+    header->token = header_token(setup->id, header);
+}
+
+/* This rank's pid and the address its neighbour's CMA probe reads, published
+ * before it is counted in (the count's release carries them). */
+static void publish_self(struct coll_async_shm_segment *segment)
+{
+    struct coll_async_shm_control *mine = &segment->control[segment->rank];
+
+    mine->address[0] = (uint64_t) (uintptr_t) &mine->pid;
+    mine->pid = getpid();
+}
+
+/*
+ * Blocks now, not pages at first touch: a full /dev/shm is an error here instead
+ * of SIGBUS in some collective later. Each rank reserves its own slots (the
+ * creator also the part all share), so that the work (1-2 us a page here, and as
+ * much again to free them) is spread over the ranks' cores instead of lying on
+ * the creator's path. 0 or errno.
+ */
+static int reserve(const struct setup *setup, int fd)
+{
+    const struct offsets *o = &setup->offsets;
+    size_t mine = o->slots + (size_t) setup->segment->rank * 2 * setup->segment->slot_size;
+    int rc = 0 == setup->segment->rank ? posix_fallocate(fd, 0, (off_t) o->slots) : 0;
+
+    return 0 != rc ? rc
+                   : posix_fallocate(fd, (off_t) mine, (off_t) (2 * setup->segment->slot_size));
+}
+
+/*
+ * The creator has a file but not its segment (no space, no address space): it
+ * says so in the header, on the page it reserved first, so that the other ranks
+ * fall back at once, waits within its deadline for them to have read it, and
+ * removes the file.
+ */
+static int abandon(const struct setup *setup, int fd, int error, const char *what)
+{
+    struct segment_header *header;
+    int rc = fail(setup, true, -error, "%s %zu bytes in " SHM_DIRECTORY ": %s", what,
+                  setup->offsets.length, strerror(error));
+
+    header = mmap(NULL, HEADER_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (MAP_FAILED == header) {
+        shm_unlink(setup->id->name);
+        return rc;
+    }
+    fill_header(setup, header);
+    header->cause = (uint64_t) CAUSE_NO_SPACE << 48 | (uint64_t) (error & 0xffff) << 16;
+    header->state = STATE_FAILED | 1;
+    __atomic_store_n(&header->magic, SEGMENT_MAGIC, __ATOMIC_RELEASE);
+    wait_acknowledged(setup, header);
+    shm_unlink(setup->id->name);
+    munmap(header, HEADER_PAGE);
+    return rc;
+}
+
+/* A file at the name before the creator: not one this job made (only it can
+ * compute the name), so it is refused, whoever owns it, and left alone. */
+static int refuse_existing(const struct setup *setup)
+{
+    char path[sizeof(SHM_DIRECTORY) + COLL_ASYNC_SHM_NAME_MAX], found[96] = "gone again";
+    struct stat st;
+
+    coll_async_shm_path(setup->id, path, sizeof(path));
+    if (0 == lstat(path, &st)) {
+        describe(&st, found, sizeof(found));
+    }
+    return fail(setup, true, -EEXIST, "%s existed before this job created it (%s): refused",
+                path, found);
+}
+
+static int create(const struct setup *setup)
+{
+    struct coll_async_shm_segment *segment = setup->segment;
+    size_t length = setup->offsets.length;
+    int fd = shm_open(setup->id->name, O_CREAT | O_EXCL | O_RDWR | O_NONBLOCK, 0600);
+    int rc;
+
+    if (fd < 0) {
+        return EEXIST == errno ? refuse_existing(setup)
+                               : fail(setup, true, -errno, "could not create " SHM_DIRECTORY
+                                      "%s: %s", setup->id->name, strerror(errno));
+    }
+    (void) fchmod(fd, 0600); /* the umask may have narrowed it; the others check it */
+    /* The header's page first: with it, any later failure can be told to the
+     * others; without it, they fall back at their deadline. */
+    rc = posix_fallocate(fd, 0, HEADER_PAGE);
+    if (0 != rc) {
+        close(fd);
+        shm_unlink(setup->id->name);
+        return fail(setup, true, -rc, "could not allocate %d bytes in " SHM_DIRECTORY ": %s",
+                    HEADER_PAGE, strerror(rc));
+    }
+    rc = 0 == ftruncate(fd, (off_t) length) ? reserve(setup, fd) : errno;
+    if (0 != rc) {
+        rc = abandon(setup, fd, rc, "could not allocate");
+        close(fd);
+        return rc;
+    }
+    segment->base = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (MAP_FAILED == segment->base) {
+        segment->base = NULL;
+        rc = abandon(setup, fd, errno, "could not map");
+        close(fd);
+        return rc;
+    }
+    close(fd);
+    segment->length = length;
+    place(segment, &setup->offsets);
+    fill_header(setup, segment->base); /* the rest reads zero, as a new file does */
+    publish_self(segment);
+    __atomic_store_n(&((struct segment_header *) segment->base)->magic, SEGMENT_MAGIC,
+                     __ATOMIC_RELEASE);
+    return decide(setup, segment->base);
+}
+
+/*
+ * Opens the file at the name, once it is there and could be the creator's: a
+ * regular file of this user, mode 0600, at least a header page long. A file that
+ * cannot be (another owner, group or other bits, a link, a FIFO) is refused at
+ * once: the creator, which could not have made it, met it too and reports it.
+ */
+static int open_at_name(const struct setup *setup)
+{
+    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
+    char path[sizeof(SHM_DIRECTORY) + COLL_ASYNC_SHM_NAME_MAX], found[96];
+
+    coll_async_shm_path(setup->id, path, sizeof(path));
+    for (;;) {
+        int fd = shm_open(setup->id->name, O_RDWR | O_NONBLOCK, 0), error = errno;
+        struct stat st;
+        bool there = 0 == (fd >= 0 ? fstat(fd, &st) : lstat(path, &st));
+
+        if (there && !could_be_ours(&st)) {
+            if (fd >= 0) {
+                close(fd);
+            }
+            describe(&st, found, sizeof(found));
+            return fail(setup, false, -EEXIST, "%s is %s: refused", path, found);
+        }
+        if (fd >= 0 && there && 0600 == (st.st_mode & 07777) && st.st_size >= HEADER_PAGE) {
+            return fd;
+        }
+        /* Not there yet, or not yet finished: EACCES until the creator's fchmod. */
+        if (fd < 0 && ENOENT != error && !(EACCES == error && there)) {
+            return fail(setup, true, -error, "could not open %s: %s", path, strerror(error));
+        }
+        if (fd >= 0) {
+            close(fd);
+        }
+        if (!wait_more(setup, &backoff)) {
+            return fail(setup, false, -ETIMEDOUT,
+                        "local rank 0 did not create %s within %u ms "
+                        "(coll_async_shm_setup_timeout)", path, setup->timeout_ms);
+        }
+    }
+}
+
+/* Maps the header page and waits for the creator's magic; 0 or, after saying
+ * why, an error. */
+static int read_header(const struct setup *setup, int fd, struct segment_header **header)
+{
+    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
+
+    *header = mmap(NULL, HEADER_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (MAP_FAILED == *header) {
+        *header = NULL;
+        return fail(setup, true, -errno, "could not map " SHM_DIRECTORY "%s: %s",
+                    setup->id->name, strerror(errno));
+    }
+    while (SEGMENT_MAGIC != __atomic_load_n(&(*header)->magic, __ATOMIC_ACQUIRE)) {
+        if (!wait_more(setup, &backoff)) {
+            munmap(*header, HEADER_PAGE);
+            *header = NULL;
+            return fail(setup, false, -ETIMEDOUT,
+                        "local rank 0 did not finish " SHM_DIRECTORY "%s within %u ms "
+                        "(coll_async_shm_setup_timeout)", setup->id->name, setup->timeout_ms);
+        }
+    }
+    return 0;
+}
+
+/* This rank will not come in: it counts itself as having seen the failure,
+ * and the last to see it unlinks the name. */
+static int leave_failed(const struct setup *setup, struct segment_header *header, bool counted)
+{
+    if (!counted && acknowledge(header)) {
+        shm_unlink(setup->id->name);
+    } else if (counted && STATE_COUNT(__atomic_load_n(&header->state, __ATOMIC_ACQUIRE))
+                              == header->nranks) {
+        shm_unlink(setup->id->name);
+    }
+    return report_failure(setup, header);
+}
+
+/*
+ * An attaching rank: opens and checks the file, then either counts itself in
+ * the creator's segment or, when it cannot use it, says so in the header (a
+ * file the creator vouches for) or leaves it alone (one it does not).
+ */
+static int join(const struct setup *setup)
+{
+    struct coll_async_shm_segment *segment = setup->segment;
+    struct segment_header *header, mine = {0};
+    struct stat st;
+    int fd = open_at_name(setup), rc;
+
+    if (fd < 0) {
+        return fd;
+    }
+    rc = read_header(setup, fd, &header);
+    if (0 != rc) {
+        close(fd);
+        return rc;
+    }
+    /* The token proves the header the creator's, whatever its parameters. */
+    if (SEGMENT_VERSION != header->version || header->token != header_token(setup->id, header)
+        || header->nranks != (uint32_t) segment->nranks) {
+        rc = fail(setup, false, -EPROTO,
+                  SHM_DIRECTORY "%s was not made by local rank 0 for this communicator: "
+                  "refused", setup->id->name);
+        goto out;
+    }
+    fill_header(setup, &mine);
+    if (header->token != mine.token) {
+        (void) record_failure(header, CAUSE_PARAMETERS, 0, segment->rank, true);
+        rc = leave_failed(setup, header, true);
+        goto out;
+    }
+    if (__atomic_load_n(&header->state, __ATOMIC_ACQUIRE) & STATE_FAILED) {
+        rc = leave_failed(setup, header, false);
+        goto out;
+    }
+    rc = reserve(setup, fd);
+    if (0 != rc) {
+        (void) record_failure(header, CAUSE_NO_SPACE, rc, segment->rank, true);
+        rc = leave_failed(setup, header, true);
+        goto out;
+    }
+    /* Vouched for, made with this rank's parameters, not failed: it is whole. */
+    segment->base = 0 == fstat(fd, &st) && (size_t) st.st_size == setup->offsets.length
+                        ? mmap(NULL, setup->offsets.length, PROT_READ | PROT_WRITE, MAP_SHARED,
+                               fd, 0)
+                        : MAP_FAILED;
+    if (MAP_FAILED == segment->base) {
+        segment->base = NULL;
+        /* It will not come in: the others fall back now rather than at their deadline. */
+        (void) record_failure(header, CAUSE_NONE, 0, segment->rank, true);
+        (void) leave_failed(setup, header, true);
+        rc = fail(setup, true, -EIO, "could not map the %zu bytes of " SHM_DIRECTORY "%s",
+                  setup->offsets.length, setup->id->name);
+        goto out;
+    }
+    segment->length = setup->offsets.length;
+    place(segment, &setup->offsets);
+    publish_self(segment);
+    rc = decide(setup, segment->base);
+out:
+    munmap(header, HEADER_PAGE);
+    close(fd);
+    return rc;
 }
 
 /*
  * CMA needs ptrace rights over the peer (Yama may restrict them to ancestors):
- * each rank allows all, reads its neighbour's pid field through CMA, publishes the
- * outcome, and CMA is used only when every rank succeeded.
+ * each rank allows all and reads its neighbour's pid field through CMA. As for
+ * the segment, one word decides for all: counted when the probe worked,
+ * declined when it did not, by a rank that does not try, or at a deadline.
  */
-static void agree_on_cma(struct coll_async_shm_segment *segment, bool try_cma)
+static void agree_on_cma(const struct setup *setup, bool try_cma)
 {
+    struct coll_async_shm_segment *segment = setup->segment;
+    struct segment_header *header = segment->base;
     struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
-    struct coll_async_shm_control *mine = &segment->control[segment->rank];
     int neighbour = (segment->rank + 1) % segment->nranks;
     int32_t probe = 0;
-    bool all = true;
+    uint64_t state;
 
-    if (try_cma) {
-        (void) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    if (!try_cma) {
+        __atomic_fetch_or(&header->cma, CMA_DECLINED, __ATOMIC_ACQ_REL);
+        segment->cma = false;
+        return;
     }
-    mine->address[0] = (uint64_t) (uintptr_t) &mine->pid; /* the probe's target */
-    mine->pid = getpid();
-    mine->cma_ok = 0;
-    __atomic_fetch_add(&((struct segment_header *) segment->base)->attached, 1, __ATOMIC_ACQ_REL);
-    wait_attached(segment->base, 2 * segment->nranks);
-
-    /* A peer's own mapping of its control line, read in its address space. */
-    if (try_cma
-        && 0 == coll_async_shm_cma_read(segment, neighbour, &probe,
-                                        segment->control[neighbour].address[0], sizeof(probe))
+    (void) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    if (0 == coll_async_shm_cma_read(segment, neighbour, &probe,
+                                     segment->control[neighbour].address[0], sizeof(probe))
         && probe == segment->control[neighbour].pid) {
-        __atomic_store_n(&mine->cma_ok, 1, __ATOMIC_RELEASE);
+        state = __atomic_add_fetch(&header->cma, 1, __ATOMIC_ACQ_REL);
     } else {
-        __atomic_store_n(&mine->cma_ok, -1, __ATOMIC_RELEASE);
+        state = __atomic_or_fetch(&header->cma, CMA_DECLINED, __ATOMIC_ACQ_REL);
     }
-    for (int rank = 0; rank < segment->nranks; ++rank) {
-        int32_t ok;
-        while (0 == (ok = __atomic_load_n(&segment->control[rank].cma_ok, __ATOMIC_ACQUIRE))) {
-            coll_async_backoff_wait(&backoff);
+    while (!(state & CMA_DECLINED) && STATE_COUNT(state) < (uint64_t) segment->nranks) {
+        if (!wait_more(setup, &backoff)) {
+            __atomic_compare_exchange_n(&header->cma, &state, state | CMA_DECLINED, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
         }
-        all = all && 1 == ok;
+        state = __atomic_load_n(&header->cma, __ATOMIC_ACQUIRE);
     }
-    segment->cma = all;
+    segment->cma = !(state & CMA_DECLINED);
 }
 
-int coll_async_shm_attach(struct coll_async_shm_segment *segment, const char *name, int nranks,
-                          int rank, size_t slot_size, size_t piece_size, bool try_cma)
+int coll_async_shm_attach(struct coll_async_shm_segment *segment,
+                          const struct coll_async_shm_identity *id, int nranks, int rank,
+                          const struct coll_async_shm_config *config,
+                          struct coll_async_shm_failure *failure)
 {
-    struct segment_header *header;
-    size_t length;
-    int fd;
+    struct setup setup = {.segment = segment, .id = id, .failure = failure,
+                          .timeout_ms = config->timeout_ms};
+    int rc;
 
     memset(segment, 0, sizeof(*segment));
+    memset(failure, 0, sizeof(*failure));
     segment->nranks = nranks;
     segment->rank = rank;
-    segment->slot_size = slot_size;
-    segment->piece_size = piece_size;
-    length = layout(segment); /* offsets only: base is still NULL */
-
-    fd = 0 == rank ? create_file(name, length) : open_file(name, length);
-    if (fd < 0) {
-        return fd;
+    segment->slot_size = config->slot_size;
+    segment->piece_size = config->piece_size;
+    if (0 != compute_offsets(nranks, config->slot_size, &setup.offsets)) {
+        /* Every rank given these values finds the same. */
+        return fail(&setup, 0 == rank, -EOVERFLOW,
+                    "%d ranks with %zu-byte slots make a segment larger than memory can address",
+                    nranks, config->slot_size);
     }
-    segment->base = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (MAP_FAILED == segment->base) {
-        int rc = -errno;
-        if (0 == rank) {
-            shm_unlink(name);
-        }
-        segment->base = NULL;
+    setup.deadline_ns = now_ns() + (uint64_t) config->timeout_ms * 1000000u;
+    rc = 0 == rank ? create(&setup) : join(&setup);
+    if (0 != rc) {
+        coll_async_shm_detach(segment);
         return rc;
     }
-    segment->length = length;
-    layout(segment);
-    header = segment->base;
-
-    if (0 == rank) {
-        /* ftruncate zero-filled the file: every flag starts at 0. */
-        __atomic_store_n(&header->magic, SEGMENT_MAGIC, __ATOMIC_RELEASE);
-    } else {
-        struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
-        while (SEGMENT_MAGIC != __atomic_load_n(&header->magic, __ATOMIC_ACQUIRE)) {
-            coll_async_backoff_wait(&backoff);
-        }
-    }
-    if (nranks == __atomic_add_fetch(&header->attached, 1, __ATOMIC_ACQ_REL)) {
-        shm_unlink(name);
-    }
-    wait_attached(header, nranks);
-    agree_on_cma(segment, try_cma);
+    /* A fresh deadline: the ranks have just met, none is late now. */
+    setup.deadline_ns = now_ns() + (uint64_t) config->timeout_ms * 1000000u;
+    agree_on_cma(&setup, config->try_cma);
     return 0;
 }
 

@@ -1,13 +1,20 @@
 /*
  * coll/async: the shared-memory transport.
  *
- * One segment per (communicator, node), created by the communicator's first local
- * rank when the first collective needs it, attached by every local rank, and
- * unlinked by the last one to attach, so that no file outlives the job even when a
- * rank is killed. The segment holds, per local rank, a control line of sequence
- * flags and two data slots; plus a shared accumulator for the sender-side
- * reduction modes. Large data moves by single copy between the ranks' own buffers
- * through CMA (process_vm_readv/writev) when the kernel allows it.
+ * One segment per (communicator, node), set up when the communicator is created:
+ * its first local rank creates the file, every local rank attaches, and the last
+ * to attach unlinks it. The segment holds, per local rank, a control line of
+ * sequence flags and two data slots; plus a shared accumulator for the
+ * sender-side reduction modes. Large data moves by single copy between the
+ * ranks' own buffers through CMA (process_vm_readv/writev) when the kernel allows it.
+ *
+ * Set-up trusts nothing it finds in /dev/shm, which every user can write to. The
+ * name is a MAC of the communicator under the creating rank's secret key
+ * (coll_async_auth.h), which only the processes of its jobs know, so no other user
+ * can take it first; every rank checks the file's type, owner, mode and size, and a
+ * header the creator vouches for with a MAC of every layout parameter. Every wait
+ * has a deadline, and the ranks reach one decision through one atomic word in the
+ * header, exchanging no message: all use the segment, or all fall back.
  *
  * Flags only grow: a rank publishes "I reached phase F of collective s" by storing
  * s, and the others wait until every rank's flag is at least s. No reset, no
@@ -21,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "coll_async_auth.h"
 
 #define COLL_ASYNC_SHM_LINE 128 /* two cache lines: adjacent-line prefetch shares pairs */
 
@@ -66,14 +75,64 @@ struct coll_async_shm_segment {
     char *slots;                                    /* [nranks][2][slot_size] */
 };
 
+/* "/coll_async-" and 16 hex digits. */
+#define COLL_ASYNC_SHM_NAME_MAX 32
+
 /*
- * Creates or attaches the segment named after (jobid, cid, leader) and waits until
- * every rank has attached. Collective over the nranks local ranks. piece_size
- * divides slot_size into at most 2^COLL_ASYNC_SHM_PIECE_BITS - 1 pieces.
+ * Who a segment belongs to: the creating rank's key, and a digest of the
+ * communicator as each of its ranks knows it (context: bytes the caller encodes
+ * identically on every rank, such as its id and its members). The name is the
+ * digest's hex, so two communicators never share one and only holders of the key
+ * can compute it; the creator's header token is a MAC under the same key.
  */
-int coll_async_shm_attach(struct coll_async_shm_segment *segment, const char *name, int nranks,
-                          int rank, size_t slot_size, size_t piece_size, bool try_cma);
+struct coll_async_shm_identity {
+    struct coll_async_key key;
+    uint64_t digest;
+    char name[COLL_ASYNC_SHM_NAME_MAX];
+};
+
+/* 0, or -ENOMEM. */
+int coll_async_shm_identify(struct coll_async_shm_identity *id, const struct coll_async_key *key,
+                            const void *context, size_t length);
+
+/* The file's path, "/dev/shm/coll_async-...", for cleanup by the launcher. */
+void coll_async_shm_path(const struct coll_async_shm_identity *id, char *path, size_t size);
+
+struct coll_async_shm_config {
+    size_t slot_size;
+    size_t piece_size;      /* divides a slot into at most 2^COLL_ASYNC_SHM_PIECE_BITS - 1 */
+    bool try_cma;
+    unsigned timeout_ms;    /* for each wait of the set-up (coll_async_shm_setup_timeout) */
+};
+
+/* Why a rank did not attach, for the one report of it. */
+#define COLL_ASYNC_SHM_FAILURE_MAX 256
+
+struct coll_async_shm_failure {
+    char why[COLL_ASYNC_SHM_FAILURE_MAX];
+    /* Whether this rank is the one to report it: the creator always is; another
+     * rank only for a cause that it alone met (the others learn the outcome,
+     * not why). */
+    bool speaker;
+};
+
+/*
+ * Creates (rank 0) or attaches the segment of id and waits, within config's
+ * deadline, until every one of the nranks local ranks has attached. Collective:
+ * every rank returns 0 (all use the segment), or every rank returns an error
+ * (-EEXIST, -ENOSPC, -ETIMEDOUT, -EOVERFLOW, -EPROTO...) with failure filled in,
+ * never some of each, whatever the others find, however late they come, or when
+ * one dies; a rank that never comes makes the others fail at their deadline.
+ */
+int coll_async_shm_attach(struct coll_async_shm_segment *segment,
+                          const struct coll_async_shm_identity *id, int nranks, int rank,
+                          const struct coll_async_shm_config *config,
+                          struct coll_async_shm_failure *failure);
 void coll_async_shm_detach(struct coll_async_shm_segment *segment);
+
+/* The segment's bytes for nranks ranks of slot_size; -EOVERFLOW when they do not
+ * fit in memory (slot_size near SIZE_MAX / 2, say). */
+int coll_async_shm_length(int nranks, size_t slot_size, size_t *length);
 
 static inline char *coll_async_shm_slot(const struct coll_async_shm_segment *segment, int rank,
                                         uint64_t seq)

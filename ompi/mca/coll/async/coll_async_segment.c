@@ -1,0 +1,129 @@
+/*
+ * coll/async: the shared-memory segment of a communicator's ranks on this node,
+ * as the glue sets it up: its identity from the cards (the creating rank's secret
+ * key, the communicator's id and members), the launcher's cleanup of its file
+ * should the creator die, and the one report of a fall-back. The checks of what
+ * is found in /dev/shm and the one decision of all the ranks are the transport's
+ * (transport/coll_async_shm.h).
+ */
+
+#include "ompi_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/pmix/pmix.h"
+#include "opal/util/output.h"
+
+#include "coll_async.h"
+#include "coll_async_card.h"
+
+static uint8_t *put_le32(uint8_t *p, uint32_t value)
+{
+    for (int i = 0; i < 4; ++i, value >>= 8) {
+        p[i] = (uint8_t) value;
+    }
+    return p + 4;
+}
+
+/* The rank of comm at index i of ranks (NULL: every rank, in order). */
+static int rank_at(const int *ranks, int i)
+{
+    return NULL == ranks ? i : ranks[i];
+}
+
+/*
+ * What every listed rank knows alike of the segment, whatever its job: which of
+ * the communicator's segments it is (the whole communicator's, or one node's part
+ * of it), the communicator's id (the same on all its ranks, and unique among the
+ * live communicators of each), and its members, by process name. Communicators
+ * that share an id (a split's parts) have other members; a communicator created
+ * again with a freed one's id and members is not created until every rank has
+ * returned from the set-up before it.
+ */
+static uint8_t *encode_context(struct ompi_communicator_t *comm, const int *ranks, int count,
+                               bool node_part, size_t *length)
+{
+    uint8_t *context, *p;
+
+    *length = 1 + 4 + 4 + (size_t) count * 8;
+    context = malloc(*length);
+    if (NULL == context) {
+        return NULL;
+    }
+    p = context;
+    *p++ = node_part ? 'n' : 'c';
+    p = put_le32(p, comm->c_contextid);
+    p = put_le32(p, (uint32_t) count);
+    for (int i = 0; i < count; ++i) {
+        const opal_process_name_t *name =
+            &ompi_comm_peer_lookup(comm, rank_at(ranks, i))->super.proc_name;
+
+        p = put_le32(p, name->jobid);
+        p = put_le32(p, name->vpid);
+    }
+    return context;
+}
+
+/* The segment's identity, from the card of its creator, the first listed rank.
+ * Every listed rank must have a card: one without runs no coll/async and would
+ * never attach, so all decline alike, at once. */
+static int identify(struct coll_async_shm_identity *id, struct ompi_communicator_t *comm,
+                    const int *ranks, int count, bool node_part,
+                    struct coll_async_shm_failure *failure)
+{
+    const struct coll_async_card *creator =
+        mca_coll_async_card_of(ompi_comm_peer_lookup(comm, rank_at(ranks, 0)));
+    uint8_t *context;
+    size_t length;
+    int rc;
+
+    for (int i = 0; i < count; ++i) {
+        if (NULL == mca_coll_async_card_of(ompi_comm_peer_lookup(comm, rank_at(ranks, i)))) {
+            snprintf(failure->why, sizeof(failure->why),
+                     "rank %d published no coll/async card (it does not run this component)",
+                     rank_at(ranks, i));
+            return OMPI_ERR_NOT_SUPPORTED;
+        }
+    }
+    context = encode_context(comm, ranks, count, node_part, &length);
+    rc = NULL == context ? -ENOMEM : coll_async_shm_identify(id, &creator->key, context, length);
+    free(context);
+    if (0 != rc) {
+        snprintf(failure->why, sizeof(failure->why), "out of memory");
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_async_segment_open(struct coll_async_channel *channel,
+                                struct ompi_communicator_t *comm, const int *ranks, int count,
+                                int index, bool node_part)
+{
+    struct coll_async_channel_config config = mca_coll_async_channel_config();
+    struct coll_async_shm_failure failure = {.speaker = 0 == index};
+    struct coll_async_shm_identity id;
+    char path[sizeof("/dev/shm") + COLL_ASYNC_SHM_NAME_MAX] = "(none)";
+    int rc = identify(&id, comm, ranks, count, node_part, &failure);
+
+    if (OMPI_SUCCESS == rc) {
+        coll_async_shm_path(&id, path, sizeof(path));
+        /* Should this process die before the last rank attaches and unlinks the
+         * file, the launcher's daemon removes it when the process ends (vader
+         * does the same); a file already gone is nothing to it. */
+        if (0 == index && NULL != opal_pmix.register_cleanup) {
+            (void) opal_pmix.register_cleanup(path, false, false, false);
+        }
+        rc = coll_async_mapper_open(channel, &id, count, index, &config, &failure);
+    }
+    if (0 == rc) {
+        return OMPI_SUCCESS;
+    }
+    opal_output_verbose(failure.speaker ? 1 : 2, mca_coll_async_component.output,
+                        "coll:async: %s (cid %u, size %d, rank %d): no shared memory for its %d "
+                        "ranks on this node (%s): %s", comm->c_name, comm->c_contextid,
+                        ompi_comm_size(comm), ompi_comm_rank(comm), count, path, failure.why);
+    mca_coll_async_show_help(failure.speaker, "shm failed", comm->c_name, count, path,
+                             failure.why);
+    return OMPI_ERROR;
+}
