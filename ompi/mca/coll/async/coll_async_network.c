@@ -23,9 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
-#include "opal/mca/pmix/pmix.h"
 #include "opal/mca/memory/base/base.h"
 #include "opal/memoryhooks/memory.h"
 #include "opal/util/output.h"
@@ -96,7 +94,7 @@ static int publish_place(void)
     int rc;
 
     mca_coll_async_node_name(mine.node, sizeof(mine.node));
-    OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, PLACE_KEY, &mine, sizeof(mine));
+    COLL_ASYNC_MODEX_SEND_BLOB(rc, PLACE_KEY, &mine, sizeof(mine));
     return rc;
 }
 
@@ -106,7 +104,7 @@ int mca_coll_async_network_place(struct ompi_proc_t *proc, char *node, size_t le
     size_t size = 0;
     int rc;
 
-    OPAL_MODEX_RECV_STRING(rc, PLACE_KEY, &proc->super.proc_name, (void **) &place, &size);
+    COLL_ASYNC_MODEX_RECV_BLOB(rc, PLACE_KEY, &proc->super.proc_name, (void **) &place, &size);
     if (OPAL_SUCCESS != rc || sizeof(*place) != size) {
         free(place);
         return OMPI_ERR_NOT_FOUND;
@@ -153,8 +151,8 @@ static struct coll_async_tcp *open_tcp(const struct coll_async_tcp_if *ifs, int 
     rc = coll_async_tcp_create(&tcp, &config);
     if (0 == rc) {
         length = coll_async_tcp_address(tcp, blob, sizeof(blob));
-        OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &c->super.collm_version, blob,
-                        (size_t) (length < 0 ? 0 : length));
+        COLL_ASYNC_MODEX_SEND_COMPONENT(rc, &c->super.collm_version, blob,
+                                        (size_t) (length < 0 ? 0 : length));
         rc = length < 0 || OPAL_SUCCESS != rc ? -EIO : 0;
     }
     if (0 != rc) {
@@ -265,8 +263,7 @@ static struct coll_async_verbs *open_verbs(void)
     rc = coll_async_verbs_create(&verbs, &config, why, sizeof(why));
     if (0 == rc) {
         length = coll_async_verbs_address(verbs, blob, sizeof(blob));
-        OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, VERBS_KEY, blob,
-                               (size_t) (length < 0 ? 0 : length));
+        COLL_ASYNC_MODEX_SEND_BLOB(rc, VERBS_KEY, blob, (size_t) (length < 0 ? 0 : length));
         if (length < 0 || OPAL_SUCCESS != rc) {
             snprintf(why, sizeof(why), "its address could not be published");
             rc = -EIO;
@@ -378,13 +375,13 @@ static int add_peer(struct ompi_proc_t *proc)
     if (network.peers[id] & PEER_ADDED) {
         return OMPI_SUCCESS;
     }
-    OPAL_MODEX_RECV(rc, &mca_coll_async_component.super.collm_version, &proc->super.proc_name,
-                    (void **) &tcp_blob, &tcp_length);
+    COLL_ASYNC_MODEX_RECV_COMPONENT(rc, &mca_coll_async_component.super.collm_version,
+                                    &proc->super.proc_name, (void **) &tcp_blob, &tcp_length);
     if (OPAL_SUCCESS != rc) {
         tcp_blob = NULL; /* that process has no TCP transport */
     }
-    OPAL_MODEX_RECV_STRING(rc, VERBS_KEY, &proc->super.proc_name, (void **) &verbs_blob,
-                           &verbs_length);
+    COLL_ASYNC_MODEX_RECV_BLOB(rc, VERBS_KEY, &proc->super.proc_name, (void **) &verbs_blob,
+                               &verbs_length);
     if (OPAL_SUCCESS != rc) {
         verbs_blob = NULL;
     }
