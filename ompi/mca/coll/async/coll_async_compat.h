@@ -52,6 +52,8 @@
  * memory the caller frees.
  *   COLL_ASYNC_MODEX_SEND_BLOB(rc, key, data, size)         under a string key
  *   COLL_ASYNC_MODEX_RECV_BLOB(rc, key, name, &data, &size)  (name: opal_process_name_t *)
+ *   COLL_ASYNC_MODEX_RECV_BLOB_OPTIONAL(...)                 the same, for a key that
+ *                                                           not every process publishes
  *   COLL_ASYNC_MODEX_SEND_COMPONENT(rc, version, data, size) under the component's key
  *   COLL_ASYNC_MODEX_RECV_COMPONENT(rc, version, name, &data, &size)
  *   COLL_ASYNC_MODEX_RECV_CPUSET(rc, name, &string)          the launcher's binding of
@@ -71,6 +73,16 @@
     OPAL_MODEX_SEND_STRING(rc, COLL_ASYNC_MODEX_GLOBAL, key, data, size)
 #define COLL_ASYNC_MODEX_RECV_BLOB(rc, key, name, data, size) \
     OPAL_MODEX_RECV_STRING(rc, key, name, data, size)
+/* PMIx (5.0) waits for a key another node's process has not published until it
+ * appears, that is for ever: a key that may be missing is asked for as optional,
+ * which looks only at what the modex's fence collected (all of it, by default). */
+#if OMPI_MAJOR_VERSION >= 5
+#    define COLL_ASYNC_MODEX_RECV_BLOB_OPTIONAL(rc, key, name, data, size) \
+        OPAL_MODEX_RECV_STRING_OPTIONAL(rc, key, name, data, size)
+#else
+#    define COLL_ASYNC_MODEX_RECV_BLOB_OPTIONAL(rc, key, name, data, size) \
+        OPAL_MODEX_RECV_STRING(rc, key, name, data, size)
+#endif
 #define COLL_ASYNC_MODEX_SEND_COMPONENT(rc, version, data, size) \
     OPAL_MODEX_SEND(rc, COLL_ASYNC_MODEX_GLOBAL, version, data, size)
 #define COLL_ASYNC_MODEX_RECV_COMPONENT(rc, version, name, data, size) \

@@ -380,8 +380,8 @@ static int add_peer(struct ompi_proc_t *proc)
     if (OPAL_SUCCESS != rc) {
         tcp_blob = NULL; /* that process has no TCP transport */
     }
-    COLL_ASYNC_MODEX_RECV_BLOB(rc, VERBS_KEY, &proc->super.proc_name, (void **) &verbs_blob,
-                               &verbs_length);
+    COLL_ASYNC_MODEX_RECV_BLOB_OPTIONAL(rc, VERBS_KEY, &proc->super.proc_name,
+                                        (void **) &verbs_blob, &verbs_length);
     if (OPAL_SUCCESS != rc) {
         verbs_blob = NULL;
     }
