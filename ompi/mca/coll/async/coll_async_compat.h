@@ -9,12 +9,15 @@
  * - the coll framework's version (2.0.0 -> 2.4.0; the module and component
  *   structures keep their unversioned names in both);
  * - the modex: the same OPAL_MODEX_* macros, but scope, key and type names are
- *   PMIx's own in 5.0, and a byte blob comes back as a PMIx byte object;
+ *   PMIx's own in 5.0, and a key that another node's process may not have
+ *   published must be asked for as optional there;
  * - a communicator's context id: an integer in 4.1, an extended (128-bit) id in 5.0;
  * - the job's node count: ORTE's process info in 4.1, a PMIx job key in 5.0;
  * - what the MPI bindings keep in a nonblocking collective's request.
- * Persistent collectives, requests and progress need nothing here: 4.1 already has
- * the coll_<name>_init entry points 5.0 has, with the same signatures.
+ * Persistent collectives, progress and the module interface need nothing here: 4.1
+ * already has the coll_<name>_init entry points 5.0 has, with the same signatures,
+ * and 5.0.x's coll base still copies each selected module's functions into
+ * comm->c_coll (later series have modules install their own in enable).
  */
 
 #ifndef MCA_COLL_ASYNC_COMPAT_H
