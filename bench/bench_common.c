@@ -5,7 +5,7 @@
 
 #include "bench_common.h"
 
-#include <mpi-ext.h> /* MPIX_<Coll>_init: Open MPI 4.1's persistent collectives */
+#include "../test/mpi/mpi4_persistent.h" /* MPI_<Coll>_init, on Open MPI 4.1 too */
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,7 +38,7 @@ static void *bcast_buf(struct bench *b)
  * The three forms of one collective from one argument list (the arguments
  * before the communicator; they may use `b` and the block count `n`):
  * <lower>_blocking calls MPI_<Upper>, <lower>_start MPI_I<lower> and
- * <lower>_init MPIX_<Upper>_init.
+ * <lower>_init MPI_<Upper>_init.
  */
 #define COLL_FORMS(lower, Upper, ...)                                           \
     static void lower##_blocking(struct bench *b, int n)                        \
@@ -51,7 +51,7 @@ static void *bcast_buf(struct bench *b)
     }                                                                           \
     static void lower##_init(struct bench *b, int n, MPI_Request *req)          \
     {                                                                           \
-        MPIX_##Upper##_init(__VA_ARGS__, MPI_COMM_WORLD, MPI_INFO_NULL, req);   \
+        MPI_##Upper##_init(__VA_ARGS__, MPI_COMM_WORLD, MPI_INFO_NULL, req);   \
     }
 
 COLL_FORMS(allreduce, Allreduce, b->sbuf, b->rbuf, n, b->type, MPI_SUM)

@@ -43,7 +43,7 @@ struct bench_coll {
     enum result_at result_at;
     void (*blocking)(struct bench *b, int count);
     void (*start)(struct bench *b, int count, MPI_Request *req);  /* MPI_I<coll> */
-    void (*init)(struct bench *b, int count, MPI_Request *req);   /* MPIX_<Coll>_init */
+    void (*init)(struct bench *b, int count, MPI_Request *req);   /* MPI_<Coll>_init */
 };
 
 struct bench {

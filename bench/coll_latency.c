@@ -1,7 +1,7 @@
 /*
  * coll_latency - collective latency benchmark for coll/async (-C allreduce|
  * bcast|reduce|allgather|alltoall|gather|scatter), blocking or, with -P,
- * persistent (MPIX_<Coll>_init once per size, then MPI_Start + MPI_Wait).
+ * persistent (MPI_<Coll>_init once per size, then MPI_Start + MPI_Wait).
  *
  * The output uses the column layout of osu_allreduce / osu_bcast /
  * osu_alltoall ... -f (plus the -c validation column) so scripts written for
@@ -43,7 +43,7 @@ static void print_header(const struct bench *b, const struct run_state *st)
         return;
     if (st->persistent)
         snprintf(title, sizeof(title), "coll/async persistent MPI_%s latency"
-                 " (MPIX_%s_init, then MPI_Start + MPI_Wait)", name, name);
+                 " (MPI_%s_init, then MPI_Start + MPI_Wait)", name, name);
     else
         snprintf(title, sizeof(title), "coll/async MPI_%s latency", name);
     bench_print_preamble(b, title, NULL);
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
     const struct bench_extra extra = {
         "cP", "[-c] [-P]",
         "  -c            validate the result of every size; exit non-zero on failure\n"
-        "  -P            persistent: MPIX_<Coll>_init once per size, then time\n"
+        "  -P            persistent: MPI_<Coll>_init once per size, then time\n"
         "                MPI_Start + MPI_Wait\n",
         handle_option, &st
     };

@@ -1,19 +1,22 @@
 # COLL_ASYNC_FIND_OMPI
 # --------------------
-# Finds Open MPI 4.1 and its internal headers (ompi_config.h, ompi/mca/coll/coll.h),
-# through --with-ompi=DIR or the mpicc wrapper on PATH. Sets CPPFLAGS, OMPI_LIBS,
-# coll_async_ompi_version, coll_async_ompi_incdir and OMPI_INFO.
+# Finds Open MPI 4.1 or 5.0 and its internal headers (ompi_config.h,
+# ompi/mca/coll/coll.h), through --with-ompi=DIR or the mpicc wrapper on PATH. Sets
+# CPPFLAGS, OMPI_LIBS, coll_async_ompi_version, coll_async_ompi_series (4.1 or 5.0),
+# coll_async_ompi_incdir and OMPI_INFO. Which series it is comes from the headers
+# (OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION); the component's compatibility layer
+# (coll_async_compat.h) reads the same macros, so nothing else is defined here.
 AC_DEFUN([COLL_ASYNC_FIND_OMPI], [
     AC_ARG_WITH([ompi],
         [AS_HELP_STRING([--with-ompi=DIR],
-            [prefix of the Open MPI 4.1 installation to build against
+            [prefix of the Open MPI 4.1 or 5.0 installation to build against
              (default: the one whose mpicc is on PATH)])])
 
     AS_IF([test -n "$with_ompi" && test "$with_ompi" != yes],
           [AC_PATH_PROG([MPICC], [mpicc], [], [$with_ompi/bin])],
           [AC_PATH_PROG([MPICC], [mpicc])])
     AS_IF([test -z "$MPICC"],
-          [AC_MSG_ERROR([mpicc was not found. Install Open MPI 4.1 with its development
+          [AC_MSG_ERROR([mpicc was not found. Install Open MPI 4.1 or 5.0 with its development
 files (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) or pass
 --with-ompi=PREFIX of an Open MPI installation.])])
     OMPI_INFO=`AS_DIRNAME(["$MPICC"])`/ompi_info
@@ -35,39 +38,41 @@ files (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) or pass
     done
     OMPI_LIBS="$OMPI_LIBS -lmpi"
     AC_SUBST([OMPI_LIBS])
-    CPPFLAGS="$CPPFLAGS $coll_async_ompi_cppflags"
+    # Debian's packages lack a few headers that others they ship include (4.1:
+    # ompi/mpi/fortran/base/fint_2_int.h, from ompi/op/op.h; 5.0: the pthreads
+    # threads headers and the Linux timer's, from opal_config.h's implementation
+    # names). config/compat has stand-ins; last on the path, so real ones win.
+    coll_async_compat=`cd "$srcdir" && pwd`/config/compat
+    CPPFLAGS="$CPPFLAGS $coll_async_ompi_cppflags -I$coll_async_compat"
 
+    # Open MPI 5.0's headers include PMIx's own (pmix.h), which a system PMIx keeps
+    # in a directory of its own (Debian 13: /usr/lib/<arch>/pmix2/include), named
+    # by its pkg-config file; Open MPI's wrapper does not list it.
     AC_MSG_CHECKING([for Open MPI's internal headers])
-    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+    coll_async_save_CPPFLAGS=$CPPFLAGS
+    coll_async_pmix_cppflags=no
+    for coll_async_try in "" "`pkg-config --cflags pmix 2>/dev/null`"; do
+        CPPFLAGS="$coll_async_save_CPPFLAGS $coll_async_try"
+        AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
 #include "ompi_config.h"
 #include "ompi/mca/coll/coll.h"
 #include "ompi/communicator/communicator.h"
-]], [[return (int) sizeof(mca_coll_base_component_2_0_0_t);]])],
-        [AC_MSG_RESULT([yes, in $coll_async_ompi_incdir])],
+#include "ompi/op/op.h"
+]], [[return (int) sizeof(mca_coll_base_component_t);]])],
+            [coll_async_pmix_cppflags=$coll_async_try
+             break])
+    done
+    AS_IF([test "$coll_async_pmix_cppflags" = no],
         [AC_MSG_RESULT([no])
          AC_MSG_ERROR([Open MPI's internal headers (ompi_config.h, ompi/mca/coll/coll.h) were
 not found or do not compile with the include directories that
 '$MPICC --showme:incdirs' reports. An Open MPI component is built against them.
-Debian/Ubuntu: apt-get install libopenmpi-dev. A source-built Open MPI must be
-configured with --with-devel-headers; pass its prefix with --with-ompi=PREFIX.])])
-
-    # Debian's libopenmpi-dev lacks a header that ompi/op/op.h includes; the
-    # component reduces with op.h, so supply a stand-in when it is missing.
-    AC_MSG_CHECKING([whether ompi/op/op.h compiles])
-    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
-#include "ompi_config.h"
-#include "ompi/op/op.h"
-]], [[return 0;]])],
-        [AC_MSG_RESULT([yes])],
-        [coll_async_compat=`cd "$srcdir" && pwd`/config/compat
-         CPPFLAGS="$CPPFLAGS -I$coll_async_compat"
-         AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
-#include "ompi_config.h"
-#include "ompi/op/op.h"
-]], [[return 0;]])],
-             [AC_MSG_RESULT([with a stand-in for ompi/mpi/fortran/base/fint_2_int.h])],
-             [AC_MSG_RESULT([no])
-              AC_MSG_ERROR([ompi/op/op.h from the Open MPI headers does not compile])])])
+Debian/Ubuntu: apt-get install libopenmpi-dev (5.0: also libpmix-dev). A source-built
+Open MPI must be configured with --with-devel-headers; pass its prefix with
+--with-ompi=PREFIX.])],
+        [test -n "$coll_async_pmix_cppflags"],
+        [AC_MSG_RESULT([yes, in $coll_async_ompi_incdir, with PMIx's $coll_async_pmix_cppflags])],
+        [AC_MSG_RESULT([yes, in $coll_async_ompi_incdir])])
 
     # Open MPI's inline atomics (free lists, LIFOs) use 16-byte compare-and-swap where
     # its own build had it (-mcx16 on x86-64); without the same flag the compiler
@@ -115,15 +120,23 @@ return __sync_bool_compare_and_swap(&word, (__int128) 0, (__int128) 1);
         [AC_MSG_RESULT([no])])
     CFLAGS=$coll_async_save_CFLAGS
 
-    AC_MSG_CHECKING([for Open MPI 4.1])
-    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+    AC_MSG_CHECKING([which Open MPI series the headers are])
+    coll_async_ompi_series=
+    for coll_async_series in 4.1 5.0; do
+        AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
 #include "ompi_config.h"
-#if OMPI_MAJOR_VERSION != 4 || OMPI_MINOR_VERSION != 1
-#error not Open MPI 4.1
+#if OMPI_MAJOR_VERSION != ${coll_async_series%.*} || OMPI_MINOR_VERSION != ${coll_async_series#*.}
+#error another series
 #endif
 ]], [[]])],
-        [coll_async_ompi_version=`$OMPI_INFO --parsable | sed -n 's/^ompi:version:full://p'`
-         AC_MSG_RESULT([yes, $coll_async_ompi_version])],
-        [AC_MSG_RESULT([no])
-         AC_MSG_ERROR([coll/async is written for Open MPI 4.1.x; the headers found are another version])])
+            [coll_async_ompi_series=$coll_async_series
+             break])
+    done
+    AS_IF([test -z "$coll_async_ompi_series"],
+          [AC_MSG_RESULT([neither])
+           AC_MSG_ERROR([coll/async is written for Open MPI 4.1.x and 5.0.x; the headers found
+are another version])])
+    coll_async_ompi_version=`$OMPI_INFO --parsable | sed -n 's/^ompi:version:full://p'`
+    AC_MSG_RESULT([$coll_async_ompi_series ($coll_async_ompi_version)])
+    AC_SUBST([coll_async_ompi_series])
 ])

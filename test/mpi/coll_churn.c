@@ -5,7 +5,7 @@
  *
  * Each cycle dups MPI_COMM_WORLD, runs one collective on the new communicator
  * (in turn: MPI_Allreduce, MPI_Ibcast and MPI_Wait, a persistent
- * MPIX_Allreduce_init started, waited for and freed, MPI_Barrier), checks its
+ * MPI_Allreduce_init started, waited for and freed, MPI_Barrier), checks its
  * result and frees the communicator. A component that keeps anything per
  * communicator (module, shared-memory segment, file descriptor, mapping) must give
  * it back at MPI_Comm_free, so after a warm-up the process must stop growing:
@@ -31,7 +31,7 @@
 
 #include <dirent.h>
 #include <mpi.h>
-#include <mpi-ext.h>
+#include "mpi4_persistent.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,7 +154,7 @@ static void one_collective(enum kind kind, MPI_Comm comm, long cycle)
         break;
     }
     case ALLREDUCE_INIT:
-        MPIX_Allreduce_init(&mine, &sum, 1, MPI_LONG, MPI_MAX, comm, MPI_INFO_NULL, &req);
+        MPI_Allreduce_init(&mine, &sum, 1, MPI_LONG, MPI_MAX, comm, MPI_INFO_NULL, &req);
         MPI_Start(&req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         MPI_Request_free(&req);

@@ -45,7 +45,7 @@
  *
  * Collectives: MPI_Bcast, MPI_Gather(v), MPI_Scatter(v), MPI_Allgather(v),
  * MPI_Alltoall(v,w), each blocking, nonblocking (MPI_I..., MPI_Wait) and
- * persistent (MPIX_..._init, then twice: new data, MPI_Start, MPI_Wait, check;
+ * persistent (MPI_..._init, then twice: new data, MPI_Start, MPI_Wait, check;
  * then MPI_Request_free). The nonblocking and persistent forms get their own
  * MPI_Type_dup copies of the datatypes and free them right after the call that
  * creates the request, which must keep working. MPI_IN_PLACE where the standard
@@ -91,7 +91,7 @@
  */
 
 #include <mpi.h>
-#include <mpi-ext.h>
+#include "mpi4_persistent.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -990,7 +990,7 @@ static void dtypes_free(struct dtypes *d)
 #define FORMS(c, req, Name, name, ...)                                                       \
     (BLOCKING == (c)->form      ? MPI_##Name(__VA_ARGS__)                                    \
      : NONBLOCKING == (c)->form ? MPI_I##name(__VA_ARGS__, req)                              \
-                                : MPIX_##Name##_init(__VA_ARGS__, MPI_INFO_NULL, req))
+                                : MPI_##Name##_init(__VA_ARGS__, MPI_INFO_NULL, req))
 
 static int issue(const struct call *c, const struct side *s, const struct side *r,
                  struct args *a, struct dtypes *dts, MPI_Request *req)

@@ -24,13 +24,13 @@
 #include <stdint.h>
 
 #include <mpi.h>
-#include <mpi-ext.h> /* MPIX_<Name>_init: Open MPI 4.1's persistent collectives */
+#include "mpi4_persistent.h" /* MPI_<Name>_init, on Open MPI 4.1 too */
 
 /* ---- collectives: the 51 the component intercepts ------------------------- */
 
 /* X(name): one entry per family in the coll framework's order; each family has a
  * blocking form, a nonblocking one ("i" name) and a persistent one ("_init" name:
- * MPIX_<Name>_init from <mpi-ext.h>, then MPI_Start or MPI_Startall). */
+ * MPI_<Name>_init, then MPI_Start or MPI_Startall). */
 #define SUITE_FAMILIES(X)                                                       \
     X(allgather) X(allgatherv) X(allreduce) X(alltoall) X(alltoallv)            \
     X(alltoallw) X(barrier) X(bcast) X(exscan) X(gather) X(gatherv) X(reduce)   \
@@ -61,15 +61,15 @@ static inline int coll_has_request(enum coll_id c) { return FORM_BLOCKING != col
 
 /*
  * FORMS(c, Name, name, args...): the call of check c's form with these arguments:
- * MPI_<Name>(args), MPI_I<name>(args, &c->req) or MPIX_<Name>_init(args,
+ * MPI_<Name>(args), MPI_I<name>(args, &c->req) or MPI_<Name>_init(args,
  * MPI_INFO_NULL, &c->req). The persistent form only creates the request; the
  * runner starts it.
  */
 #define FORMS(c, Name, name, ...)                                                       \
     (FORM_NONBLOCKING == coll_form((c)->coll)  ? MPI_I##name(__VA_ARGS__, &(c)->req)    \
-     : FORM_PERSISTENT == coll_form((c)->coll) ? MPIX_##Name##_init(__VA_ARGS__,        \
-                                                                    MPI_INFO_NULL,      \
-                                                                    &(c)->req)          \
+     : FORM_PERSISTENT == coll_form((c)->coll) ? MPI_##Name##_init(__VA_ARGS__,         \
+                                                                   MPI_INFO_NULL,       \
+                                                                   &(c)->req)           \
                                                : MPI_##Name(__VA_ARGS__))
 
 /* coll_suite_expected.c */

@@ -624,8 +624,8 @@ void probe_op_bugs(int print)
             *ti->narrow_max_min = 1;
             if (print) {
                 printf("coll_suite: note: this Open MPI orders MPI_MAX/MPI_MIN on %s with the "
-                       "wrong signedness in %s (known Open MPI 4.1 bug); its MAX/MIN inputs "
-                       "keep the top bit clear\n", ti->name, where);
+                       "wrong signedness in %s (known Open MPI bug, still in 5.0.7); its MAX/MIN "
+                       "inputs keep the top bit clear\n", ti->name, where);
             }
         }
     }

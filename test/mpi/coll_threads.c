@@ -4,7 +4,7 @@
  * Each thread runs its own communicators (a dup of MPI_COMM_WORLD and a dup of
  * MPI_COMM_SELF), so the calls are legal concurrently: per round a blocking
  * allreduce; then, outstanding together, an iallreduce on its self communicator,
- * a start of its own persistent allreduce (MPIX_Allreduce_init, created once by
+ * a start of its own persistent allreduce (MPI_Allreduce_init, created once by
  * the thread, restarted each round on new inputs) and an ibcast; then an
  * ibarrier. Every result is checked, and afterwards the component's
  * process-wide MPI_T counters must have moved by exactly the number of calls all
@@ -12,7 +12,7 @@
  */
 
 #include <mpi.h>
-#include <mpi-ext.h>
+#include "mpi4_persistent.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +37,7 @@ static void *work(void *arg)
     MPI_Request persistent;
 
     /* Bound to pin and pout: each start reads the pin of its round. */
-    MPIX_Allreduce_init(&pin, &pout, 1, MPI_INT, MPI_MAX, w->world, MPI_INFO_NULL, &persistent);
+    MPI_Allreduce_init(&pin, &pout, 1, MPI_INT, MPI_MAX, w->world, MPI_INFO_NULL, &persistent);
     for (int round = 0; round < ROUNDS; ++round) {
         int mine = (world_rank + 1) * (w->id + 1) + round, sum = -1, copy = -1;
         int want = (w->id + 1) * world_size * (world_size + 1) / 2 + world_size * round;

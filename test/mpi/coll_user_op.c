@@ -29,7 +29,7 @@
  * rank), MPI_Scan, MPI_Exscan (rank 0's result is undefined: not checked),
  * MPI_Reduce_scatter_block and MPI_Reduce_scatter (uneven counts, one of them
  * zero from 2 ranks on), each in blocking, nonblocking (MPI_I..., MPI_Wait) and
- * persistent form (MPIX_..._init, then twice: new inputs, MPI_Start, MPI_Wait,
+ * persistent form (MPI_..._init, then twice: new inputs, MPI_Start, MPI_Wait,
  * check; then MPI_Request_free), with and without MPI_IN_PLACE (at the root only
  * for MPI_Reduce), at counts 0, 1, 7, 1000 and 100000 (the largest crosses the
  * component's 256 KiB shared-memory slots, so the exchange runs several rounds),
@@ -56,7 +56,7 @@
  */
 
 #include <mpi.h>
-#include <mpi-ext.h>
+#include "mpi4_persistent.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -507,20 +507,20 @@ static int issue(const struct call *c, const struct layout *l, const void *sbuf,
     case PERSISTENT:
         switch (c->family) {
         case ALLREDUCE:
-            return MPIX_Allreduce_init(sbuf, rbuf, c->count, dt, op, c->comm, MPI_INFO_NULL, req);
+            return MPI_Allreduce_init(sbuf, rbuf, c->count, dt, op, c->comm, MPI_INFO_NULL, req);
         case REDUCE:
-            return MPIX_Reduce_init(sbuf, rbuf, c->count, dt, op, c->root, c->comm,
-                                    MPI_INFO_NULL, req);
+            return MPI_Reduce_init(sbuf, rbuf, c->count, dt, op, c->root, c->comm,
+                                   MPI_INFO_NULL, req);
         case SCAN:
-            return MPIX_Scan_init(sbuf, rbuf, c->count, dt, op, c->comm, MPI_INFO_NULL, req);
+            return MPI_Scan_init(sbuf, rbuf, c->count, dt, op, c->comm, MPI_INFO_NULL, req);
         case EXSCAN:
-            return MPIX_Exscan_init(sbuf, rbuf, c->count, dt, op, c->comm, MPI_INFO_NULL, req);
+            return MPI_Exscan_init(sbuf, rbuf, c->count, dt, op, c->comm, MPI_INFO_NULL, req);
         case REDUCE_SCATTER_BLOCK:
-            return MPIX_Reduce_scatter_block_init(sbuf, rbuf, c->count, dt, op, c->comm,
-                                                  MPI_INFO_NULL, req);
+            return MPI_Reduce_scatter_block_init(sbuf, rbuf, c->count, dt, op, c->comm,
+                                                 MPI_INFO_NULL, req);
         case REDUCE_SCATTER:
-            return MPIX_Reduce_scatter_init(sbuf, rbuf, l->rcounts, dt, op, c->comm,
-                                            MPI_INFO_NULL, req);
+            return MPI_Reduce_scatter_init(sbuf, rbuf, l->rcounts, dt, op, c->comm,
+                                           MPI_INFO_NULL, req);
         default: return MPI_ERR_OTHER;
         }
     default:

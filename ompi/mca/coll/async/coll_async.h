@@ -12,9 +12,9 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/coll/coll.h"
 #include "opal/sys/atomic.h"
-#include "opal/threads/thread_usage.h"
 
 #include "coll_async_collectives.h"
+#include "coll_async_compat.h"
 #include "coll_async_engine.h"
 #include "coll_async_hier.h"
 #include "coll_async_parse.h"
@@ -43,7 +43,7 @@ enum coll_async_path {
 extern const char *const mca_coll_async_path_names[COLL_ASYNC_NUM_PATHS];
 
 typedef struct mca_coll_async_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_base_component_t super;
 
     /* MCA parameters, as given */
     int priority;
@@ -82,7 +82,7 @@ typedef struct mca_coll_async_component_t {
     int output; /* opal_output stream, at coll_async_verbose */
 } mca_coll_async_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_async_component_t mca_coll_async_component;
+COLL_ASYNC_EXPORT extern mca_coll_async_component_t mca_coll_async_component;
 
 typedef struct mca_coll_async_module_t {
     mca_coll_base_module_t super;

@@ -16,9 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
-#include "opal/mca/pmix/pmix.h"
 
 #include "coll_async.h"
 #include "coll_async_card.h"
@@ -120,7 +118,7 @@ int mca_coll_async_card_publish(void)
         memcpy(encoded + length + 2, cards.blobs[b], cards.mine.blob_length[b]);
         length += 2 + cards.mine.blob_length[b];
     }
-    OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, CARD_KEY, encoded, length);
+    COLL_ASYNC_MODEX_SEND_BLOB(rc, CARD_KEY, encoded, length);
     return OPAL_SUCCESS == rc ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
@@ -220,7 +218,7 @@ const struct coll_async_card *mca_coll_async_card_of(struct ompi_proc_t *proc)
     slot = slot_of(name);
     if (NULL == *slot) {
         /* The modex lookup is local: the data came with MPI_Init's exchange. */
-        OPAL_MODEX_RECV_STRING(rc, CARD_KEY, name, (void **) &encoded, &length);
+        COLL_ASYNC_MODEX_RECV_BLOB(rc, CARD_KEY, name, (void **) &encoded, &length);
         entry = OPAL_SUCCESS == rc ? decode(encoded, length) : NULL;
         free(encoded);
         if (NULL == entry && NULL != (entry = calloc(1, sizeof(*entry)))) {

@@ -44,7 +44,7 @@ const char *const mca_coll_async_path_names[COLL_ASYNC_NUM_PATHS] = {
 mca_coll_async_component_t mca_coll_async_component = {
     .super = {
         .collm_version = {
-            MCA_COLL_BASE_VERSION_2_0_0,
+            COLL_ASYNC_COLL_BASE_VERSION,
             .mca_component_name = "async",
             MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
                                   OMPI_RELEASE_VERSION),

@@ -274,7 +274,7 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
                         "this one (shared memory), %d leader%s per node (here ranks %s: one "
                         "per NIC, at most coll_async_leaders); ranks elsewhere reached over "
                         "verbs: %d, over TCP: %d (%s)",
-                        comm->c_name, comm->c_contextid, hier->size, hier->rank,
+                        comm->c_name, coll_async_comm_cid(comm), hier->size, hier->rank,
                         hier->node_count, coll_async_hier_node_size(hier, hier->node),
                         hier->slots, 1 == hier->slots ? "" : "s", leaders, over_verbs, over_tcp,
                         mca_coll_async_network_interfaces());
@@ -292,7 +292,7 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
                         "coll:async: %s (cid %u): between %d nodes: allreduce %s (split over "
                         "the leaders from %zu B); bcast %s; allgather %s; reduce binomial; "
                         "barrier dissemination",
-                        comm->c_name, comm->c_contextid, hier->node_count, allreduce,
+                        comm->c_name, coll_async_comm_cid(comm), hier->node_count, allreduce,
                         hier->multi_leader_bytes, bcast, allgather);
 }
 
@@ -304,9 +304,9 @@ static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
     int rc;
 
     hier->name = comm->c_name;
-    hier->cid = comm->c_contextid;
+    hier->cid = coll_async_comm_cid(comm);
     hier->net = mca_coll_async_network();
-    hier->tag_base = (uint64_t) comm->c_contextid << 40;
+    hier->tag_base = (uint64_t) coll_async_comm_cid(comm) << 40;
     hier->multi_leader_bytes = mca_coll_async_component.multi_leader_bytes;
     memcpy(hier->internode, mca_coll_async_component.internode, sizeof(hier->internode));
     group_by_node(hier, places);
@@ -366,7 +366,7 @@ struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *com
      * failure of this node's shared memory, which its ranks meet together. */
     opal_output_verbose(1, mca_coll_async_component.output,
                         "coll:async: %s (cid %u, size %d): spans nodes, but %s: delegated",
-                        comm->c_name, comm->c_contextid, size, why);
+                        comm->c_name, coll_async_comm_cid(comm), size, why);
     mca_coll_async_hier_close(hier);
     return NULL;
 }

@@ -81,7 +81,8 @@ static void settled(void *context, bool usable, const char *what)
  * at once differ (split ones share a context id, not their first process). */
 static uint64_t group_id(struct ompi_communicator_t *comm)
 {
-    uint64_t x = (uint64_t) OMPI_PROC_MY_NAME->jobid << 32 ^ (uint64_t) comm->c_contextid << 20
+    uint64_t x = (uint64_t) OMPI_PROC_MY_NAME->jobid << 32
+                 ^ (uint64_t) coll_async_comm_cid(comm) << 20
                  ^ ompi_comm_peer_lookup(comm, 0)->super.proc_name.vpid;
 
     /* splitmix64's finalizer: the transport takes the address from the low bits. */

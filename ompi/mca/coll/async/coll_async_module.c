@@ -150,7 +150,7 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
     opal_output_verbose(0 == ompi_comm_rank(comm) ? 1 : 2, mca_coll_async_component.output,
                         "coll:async: %s (cid %u, size %d, rank %d): shared memory, %zu-byte "
                         "slots written in %zu-byte pieces, large messages %s",
-                        comm->c_name, comm->c_contextid, ompi_comm_size(comm),
+                        comm->c_name, coll_async_comm_cid(comm), ompi_comm_size(comm),
                         ompi_comm_rank(comm), config.slot_size, config.piece_size,
                         coll_async_mapper_single_copy(&module->channel)
                             ? "in one copy (CMA)"
@@ -217,7 +217,7 @@ static void report_paths(mca_coll_async_module_t *module, struct ompi_communicat
         }
         opal_output_verbose(level, mca_coll_async_component.output,
                             "coll:async: %s (cid %u, size %d, rank %d): %s%s:%s", comm->c_name,
-                            comm->c_contextid, ompi_comm_size(comm), ompi_comm_rank(comm),
+                            coll_async_comm_cid(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
                             0 == strcmp(where, "native") ? "" : "delegated to ", where, names);
     }
 }
@@ -248,7 +248,7 @@ mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *co
     if (OMPI_COMM_IS_INTER(comm)) {
         opal_output_verbose(10, mca_coll_async_component.output,
                             "coll:async: %s (cid %u): intercommunicator, declined",
-                            comm->c_name, comm->c_contextid);
+                            comm->c_name, coll_async_comm_cid(comm));
         return NULL;
     }
     if (mca_coll_async_component.priority < 0) {

@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "ompi/communicator/communicator.h"
-#include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
 #include "opal/mca/hwloc/base/base.h"
 #include "opal/util/output.h"
@@ -144,7 +143,7 @@ void mca_coll_async_node_topology_fini(void)
 static int node_count(void)
 {
     if (0 == mca_coll_async_component.virtual_nodes) {
-        return ompi_process_info.num_nodes;
+        return coll_async_job_nodes();
     }
     /* Fewer than asked when the ranks run out first (4 ranks on 3 nodes: 2 + 2). */
     return virtual_node_of(ompi_process_info.num_procs - 1) + 1;

@@ -23,9 +23,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/proc/proc.h"
 #include "opal/mca/hwloc/base/base.h"
-#include "opal/mca/pmix/pmix.h"
 #include "opal/util/output.h"
-#include "ompi/mca/rte/rte.h"
 
 #include "coll_async.h"
 
@@ -43,8 +41,7 @@ static void add_neighbours(hwloc_bitmap_t taken)
         if (rank == ompi_comm_rank(world) || !OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
             continue;
         }
-        OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_CPUSET, &proc->super.proc_name, &cpuset,
-                                       OPAL_STRING);
+        COLL_ASYNC_MODEX_RECV_CPUSET(rc, &proc->super.proc_name, &cpuset);
         if (OPAL_SUCCESS != rc || NULL == cpuset) {
             continue; /* not bound: it may run anywhere, and so may we */
         }

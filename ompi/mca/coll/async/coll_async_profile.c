@@ -176,7 +176,7 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
     }
     opal_output_verbose(0 == hier->rank ? 1 : 2, mca_coll_async_component.output,
                         "coll:async: %s (cid %u): ring of leaders by measured bandwidth: %snode %d",
-                        comm->c_name, comm->c_contextid, line, hier->ring[0]);
+                        comm->c_name, coll_async_comm_cid(comm), line, hier->ring[0]);
 }
 
 int mca_coll_async_profile_ring(struct ompi_communicator_t *comm, struct coll_async_hier *hier)

@@ -165,7 +165,7 @@ static mca_coll_async_request_t *new_request(struct ompi_communicator_t *comm, b
     request->base.super.req_start = NULL;
     request->base.cb.req_complete_cb = NULL; /* what the bindings stored last time */
     request->base.req_complete_cb_data = NULL;
-    request->base.data.objs.objs[0] = request->base.data.objs.objs[1] = NULL;
+    coll_async_nbc_request_clear(&request->base);
     request->release = 0;
     return request;
 }

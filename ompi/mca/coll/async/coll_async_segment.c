@@ -53,7 +53,7 @@ static uint8_t *encode_context(struct ompi_communicator_t *comm, const int *rank
     }
     p = context;
     *p++ = node_part ? 'n' : 'c';
-    p = put_le32(p, comm->c_contextid);
+    p = put_le32(p, coll_async_comm_cid(comm));
     p = put_le32(p, (uint32_t) count);
     for (int i = 0; i < count; ++i) {
         const opal_process_name_t *name =
@@ -121,7 +121,7 @@ int mca_coll_async_segment_open(struct coll_async_channel *channel,
     }
     opal_output_verbose(failure.speaker ? 1 : 2, mca_coll_async_component.output,
                         "coll:async: %s (cid %u, size %d, rank %d): no shared memory for its %d "
-                        "ranks on this node (%s): %s", comm->c_name, comm->c_contextid,
+                        "ranks on this node (%s): %s", comm->c_name, coll_async_comm_cid(comm),
                         ompi_comm_size(comm), ompi_comm_rank(comm), count, path, failure.why);
     mca_coll_async_show_help(failure.speaker, "shm failed", comm->c_name, count, path,
                              failure.why);
