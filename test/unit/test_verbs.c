@@ -22,7 +22,10 @@
  * device reaches itself), so "two ports" are two devices, each reaching itself.
  *
  * test_verbs --bench measures instead of testing: eager round trips and the
- * bandwidth of 8 MiB transfers over one port and over two.
+ * bandwidth of 8 MiB transfers over one port and over two. test_verbs --stranger
+ * ADDRESS PORT TO FROM is the stranger alone, against a live job's listener (a
+ * rank of id TO, claiming to be FROM): garbage, a proof under a guessed key, a
+ * connection that never proves itself; it exits 0 when each was refused.
  *
  * The children (forked_ranks.h) exchange address blobs and meet at barriers
  * through a shared anonymous mapping, standing in for the modex.
@@ -1205,10 +1208,11 @@ static int next_event(struct stranger *s, int timeout_ms, uint8_t *data, size_t 
     return type;
 }
 
-/* Connects with private data; the answer's event type (ESTABLISHED: the accept read). */
-static int stranger_connect(struct stranger *s, const void *data, size_t length)
+/* Connects to `to` with private data; the answer's event type (ESTABLISHED: the
+ * accept read). */
+static int stranger_connect_to(struct stranger *s, struct sockaddr_in to, const void *data,
+                               size_t length)
 {
-    struct sockaddr_in to = {.sin_family = AF_INET};
     struct ibv_qp_init_attr attr = {
         .qp_type = IBV_QPT_RC,
         .cap = {.max_send_wr = 4, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1},
@@ -1220,8 +1224,6 @@ static int stranger_connect(struct stranger *s, const void *data, size_t length)
     int type;
 
     memset(s, 0, sizeof(*s));
-    memcpy(&to.sin_addr, shared->blob[0] + 8, 4); /* the blob's first port */
-    to.sin_port = htons((uint16_t) (shared->blob[0][12] << 8 | shared->blob[0][13]));
     CHECK(NULL != (s->channel = rdma_create_event_channel()));
     CHECK(0 == rdma_create_id(s->channel, &s->id, NULL, RDMA_PS_TCP));
     CHECK(0 == rdma_resolve_addr(s->id, NULL, (struct sockaddr *) &to, 5000));
@@ -1240,6 +1242,16 @@ static int stranger_connect(struct stranger *s, const void *data, size_t length)
         CHECK(0 == coll_async_verbs_accept_decode(answer, answer_length, &s->accept));
     }
     return type;
+}
+
+/* To rank 0's first port, as its blob says. */
+static int stranger_connect(struct stranger *s, const void *data, size_t length)
+{
+    struct sockaddr_in to = {.sin_family = AF_INET};
+
+    memcpy(&to.sin_addr, shared->blob[0] + 8, 4);
+    to.sin_port = htons((uint16_t) (shared->blob[0][12] << 8 | shared->blob[0][13]));
+    return stranger_connect_to(s, to, data, length);
 }
 
 /* A request as process 2 would send it to rank 0, with a fresh nonce. */
@@ -1461,7 +1473,6 @@ static void stranger(void)
     (void) rdma_disconnect(s.id);
     stranger_free(&s);
     CHECK(STRANGER_REFUSALS == __atomic_load_n(&shared->refusals, __ATOMIC_ACQUIRE));
-    __atomic_store_n(&shared->stranger_done, 1, __ATOMIC_RELEASE);
 }
 
 static void strangers(int rank, int nranks)
@@ -1482,8 +1493,20 @@ static void strangers(int rank, int nranks)
 
     (void) nranks;
     if (2 == rank) {
+        pid_t pid;
+        int status;
+
         barrier(NULL); /* the blobs are out */
-        stranger();
+        /* In a child, so that the pair stops however the stranger ends. */
+        pid = fork();
+        CHECK(pid >= 0);
+        if (0 == pid) {
+            stranger();
+            _exit(0);
+        }
+        CHECK(pid == waitpid(pid, &status, 0));
+        __atomic_store_n(&shared->stranger_done, 1, __ATOMIC_RELEASE);
+        CHECK(WIFEXITED(status) && 0 == WEXITSTATUS(status));
         return;
     }
     legit_pair(rank);
@@ -1506,6 +1529,49 @@ static void test_strangers(void **state)
     setup.connect_timeout_ms = STRANGER_DEADLINE_MS;
     setup.max_unproven = STRANGER_CAP;
     run_ranks(3, strangers);
+}
+
+/* --stranger ADDRESS PORT TO FROM: the stranger alone, at a live job. Each attempt
+ * must end in a reject or a closed connection, within the job's deadline. */
+static int stranger_at_job(const char *address, const char *port, uint32_t to, uint32_t from)
+{
+    struct sockaddr_in target = {.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t) atoi(port))};
+    struct coll_async_verbs_request request = {.from = from, .to = to,
+                                               .eager_limit = 8192}; /* the component's */
+    uint8_t data[COLL_ASYNC_VERBS_REQUEST_BYTES];
+    struct coll_async_key guess;
+    struct stranger s;
+    double start;
+
+    CHECK(1 == inet_pton(AF_INET, address, &target.sin_addr));
+    CHECK(RDMA_CM_EVENT_REJECTED == stranger_connect_to(&s, target, "garbage!", 8));
+    stranger_free(&s);
+    printf("stranger: garbage rejected\n");
+
+    CHECK(0 == coll_async_random(&guess, sizeof(guess)));
+    CHECK(0 == coll_async_random(request.nonce, sizeof(request.nonce)));
+    coll_async_verbs_request_encode(&request, data);
+    CHECK(RDMA_CM_EVENT_ESTABLISHED == stranger_connect_to(&s, target, data, sizeof(data)));
+    stranger_proof(&s, coll_async_verbs_proof_tag(&guess, &request, s.accept.nonce));
+    CHECK(IBV_WC_SUCCESS == stranger_post(&s, IBV_WR_SEND, 32));
+    usleep(3000000); /* the rank sees it at its next progress */
+    CHECK(stranger_closed(&s));
+    stranger_free(&s);
+    printf("stranger: a proof under a guessed key closed\n");
+
+    CHECK(0 == coll_async_random(request.nonce, sizeof(request.nonce)));
+    coll_async_verbs_request_encode(&request, data);
+    CHECK(RDMA_CM_EVENT_ESTABLISHED == stranger_connect_to(&s, target, data, sizeof(data)));
+    start = now_s();
+    while (RDMA_CM_EVENT_DISCONNECTED != next_event(&s, 1000, NULL, NULL)
+           && now_s() - start < 30) {
+    }
+    CHECK(stranger_closed(&s));
+    printf("stranger: a connection that never proved itself closed after %.1f s\n",
+           now_s() - start);
+    stranger_free(&s);
+    return 0;
 }
 
 /* --bench: eager round trips and 8 MiB bandwidth (a report, not a test) */
@@ -1619,6 +1685,10 @@ int main(int argc, char **argv)
     struct coll_async_verbs_port_info ports[COLL_ASYNC_VERBS_MAX_PORTS];
     char why[256] = "";
 
+    if (6 == argc && 0 == strcmp(argv[1], "--stranger")) {
+        return stranger_at_job(argv[2], argv[3], (uint32_t) atoi(argv[4]),
+                               (uint32_t) atoi(argv[5]));
+    }
     ports_here = coll_async_verbs_discover(NULL, NULL, ports, COLL_ASYNC_VERBS_MAX_PORTS, why,
                                            sizeof(why));
     if (ports_here <= 0) {
