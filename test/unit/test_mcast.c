@@ -6,7 +6,11 @@
  * byte for byte; forced loss (drop_fraction 0.05 and 0.3); several broadcasts
  * posted at once from different roots (early packets); a receiver killed
  * mid-broadcast and a root killed mid-broadcast, which must end in errors naming
- * them, in bounded time. Where no RDMA port exists it skips (exit 77).
+ * them, in bounded time; and packets that are not the group's: an impostor on
+ * the group's address with the group's key, claiming to be the root from its
+ * own QP, broadcasts forged data ahead of the root, and a member with the wrong
+ * key takes part: the others' results stay exact and what they refused is
+ * counted. Where no RDMA port exists it skips (exit 77).
  *
  * The children (forked_ranks.h) exchange address blobs and meet at barriers
  * through a shared anonymous mapping, standing in for the modex and for the
@@ -54,6 +58,8 @@ static struct {
     size_t blob_length[MAX_RANKS];
     uint8_t blob[MAX_RANKS][COLL_ASYNC_MCAST_ADDRESS_MAX];
     int finished; /* members done with the kill tests' broadcast */
+    int posted;   /* impostor test: receivers that posted */
+    int forged;   /* impostor test: the impostor has sent its forged broadcast */
 } *shared;
 
 static uint64_t next_group = 1;
@@ -118,7 +124,19 @@ struct options {
     double drop;
     int failure_ms;
     uint64_t group_id;
+    struct coll_async_key key; /* the group key */
 };
+
+/* A group key of the test's: any that every member has alike. */
+static struct coll_async_key key_of_group(uint64_t group_id)
+{
+    struct coll_async_key key;
+
+    for (int i = 0; i < COLL_ASYNC_KEY_BYTES; ++i) {
+        key.bytes[i] = (uint8_t) (group_id >> (8 * (i % 8))) ^ (uint8_t) (0x5c + i);
+    }
+    return key;
+}
 
 /* Creates member rank of a group, exchanges blobs, waits until every member is
  * attached. */
@@ -127,6 +145,7 @@ static struct coll_async_mcast *open_member(int rank, int nranks, const struct o
     struct coll_async_mcast_config config = {
         .include = getenv("TEST_MCAST_INCLUDE"),
         .group_id = options->group_id,
+        .key = options->key,
         .self = (uint32_t) rank,
         .nranks = (uint32_t) nranks,
         .failure_timeout_ms = options->failure_ms,
@@ -251,6 +270,7 @@ static void sizes_body(int rank, int nranks, const struct options *options)
         /* The loss happened and was repaired, not avoided. */
         CHECK(stats.dropped > 0 && stats.data_resent > 0);
     }
+    CHECK(0 == stats.wrong_source && 0 == stats.bad_tag); /* the members' own all pass */
     barrier(m, nranks); /* every root has its last acknowledgement */
     coll_async_mcast_destroy(m);
 }
@@ -315,6 +335,7 @@ static void run_group(int nranks, double drop,
     test_options.drop = drop;
     test_options.failure_ms = 0;
     test_options.group_id = ((uint64_t) getpid() << 20) + next_group++;
+    test_options.key = key_of_group(test_options.group_id);
     test_body = body;
     test_nranks = nranks;
     for (int rank = 0; rank < nranks; ++rank) {
@@ -451,6 +472,7 @@ static void run_kill(int nranks, int victim,
     test_options.drop = 0;
     test_options.failure_ms = KILL_FAILURE_MS;
     test_options.group_id = ((uint64_t) getpid() << 20) + next_group++;
+    test_options.key = key_of_group(test_options.group_id);
     test_body = body;
     test_nranks = nranks;
     for (int rank = 0; rank < nranks; ++rank) {
@@ -476,6 +498,155 @@ static void test_root_killed(void **state)
 {
     (void) state;
     run_kill(3, 0, root_killed_body);
+}
+
+/* Packets that are not the group's */
+
+#define FORGED_PAYLOADS 20 /* within the window: a root sends them all unacknowledged */
+
+static void wait_for(int *flag, int value)
+{
+    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < value) {
+        usleep(1000);
+    }
+}
+
+/* Process 3: joins the group's address with the group's key, claims to be member 0,
+ * the root, from its own QP, and broadcasts forged data once both receivers have
+ * posted (so that, without the source check, they would take it), then keeps
+ * resending until the legitimate members are done. */
+static void impostor(const struct options *options)
+{
+    struct coll_async_mcast_config config = {.include = getenv("TEST_MCAST_INCLUDE"),
+                                             .group_id = options->group_id,
+                                             .key = options->key,
+                                             .self = 0,
+                                             .nranks = 3,
+                                             .failure_timeout_ms = 60000};
+    struct coll_async_mcast_op op = {0};
+    struct coll_async_mcast_stats stats;
+    struct coll_async_mcast *m;
+    uint8_t *forged;
+    size_t length;
+    char why[256];
+
+    wait_for(&shared->posted, 2);
+    CHECK(0 == coll_async_mcast_create(&m, &config, why, sizeof(why)));
+    while (0 == coll_async_mcast_attached(m, NULL)) {
+        step(m);
+    }
+    for (uint32_t member = 1; member < 3; ++member) {
+        CHECK(0 == coll_async_mcast_add_member(m, member, shared->blob[member],
+                                               shared->blob_length[member]));
+    }
+    length = FORGED_PAYLOADS * coll_async_mcast_payload(m) + 5;
+    forged = malloc(length);
+    CHECK(NULL != forged);
+    memset(forged, 0x66, length);
+    CHECK(0 == coll_async_mcast_bcast(m, 0, forged, length, &op));
+    do {
+        step(m);
+        coll_async_mcast_stats(m, &stats);
+    } while (stats.data_sent < FORGED_PAYLOADS + 1);
+    fprintf(stderr, "impostor: %llu forged data packets sent as member 0\n",
+            (unsigned long long) stats.data_sent);
+    __atomic_store_n(&shared->forged, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&shared->finished, __ATOMIC_ACQUIRE) < 3) {
+        step(m); /* its resends keep coming */
+    }
+    coll_async_mcast_destroy(m);
+    free(forged);
+}
+
+static void impostor_body(int rank, int nranks, const struct options *options)
+{
+    struct coll_async_mcast_op op = {0};
+    struct coll_async_mcast_stats stats;
+    struct coll_async_mcast *m;
+    uint8_t *buffer;
+    size_t length;
+
+    (void) nranks;
+    if (3 == rank) {
+        impostor(options);
+        return;
+    }
+    m = open_member(rank, 3, options);
+    length = FORGED_PAYLOADS * coll_async_mcast_payload(m) + 5;
+    buffer = make_buffer(0, 0, rank, length);
+    if (0 == rank) {
+        wait_for(&shared->forged, 1);
+    }
+    CHECK(0 == coll_async_mcast_bcast(m, 0, buffer, length, &op));
+    if (0 != rank) {
+        __atomic_add_fetch(&shared->posted, 1, __ATOMIC_ACQ_REL);
+    }
+    CHECK(0 == wait_op(m, &op));
+    check_buffer(buffer, 0, 0, length);
+    coll_async_mcast_stats(m, &stats);
+    fprintf(stderr, "rank %d: refused %llu packets not from the member they name, %llu with a "
+            "wrong tag\n", rank, (unsigned long long) stats.wrong_source,
+            (unsigned long long) stats.bad_tag);
+    CHECK(0 == rank || stats.wrong_source > 0);
+    CHECK(0 == stats.bad_tag);
+    __atomic_add_fetch(&shared->finished, 1, __ATOMIC_ACQ_REL);
+    barrier(m, 3);
+    coll_async_mcast_destroy(m);
+    free(buffer);
+}
+
+static void test_impostor_claims_root(void **state)
+{
+    (void) state;
+    run_group(4, 0, impostor_body);
+}
+
+/* Member 2 holds the wrong key. Member 1 gets the root's data exactly; the root
+ * and member 2 refuse each other's packets and fail naming each other. */
+static void wrong_key_body(int rank, int nranks, const struct options *options)
+{
+    struct options mine = *options;
+    struct coll_async_mcast_op op = {0};
+    struct coll_async_mcast_stats stats;
+    struct coll_async_mcast *m;
+    uint8_t *buffer;
+    size_t length;
+    int status;
+
+    if (2 == rank) {
+        mine.key.bytes[0] ^= 1;
+    }
+    mine.failure_ms = KILL_FAILURE_MS;
+    m = open_member(rank, nranks, &mine);
+    length = FORGED_PAYLOADS * coll_async_mcast_payload(m) + 5;
+    buffer = make_buffer(0, 0, rank, length);
+    CHECK(0 == coll_async_mcast_bcast(m, 0, buffer, length, &op));
+    status = wait_op(m, &op);
+    coll_async_mcast_stats(m, &stats);
+    fprintf(stderr, "rank %d: %s; refused %llu packets not from the member they name, %llu "
+            "with a wrong tag\n", rank, 0 == status ? "done" : op.error,
+            (unsigned long long) stats.wrong_source, (unsigned long long) stats.bad_tag);
+    CHECK(0 == stats.wrong_source);
+    if (1 == rank) {
+        CHECK(0 == status && 0 == stats.bad_tag);
+        check_buffer(buffer, 0, 0, length);
+    } else {
+        CHECK(-ETIMEDOUT == status && stats.bad_tag > 0);
+        CHECK(NULL != strstr(op.error, 0 == rank ? "member 2 stopped answering"
+                                                 : "the root stopped answering"));
+    }
+    __atomic_add_fetch(&shared->finished, 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&shared->finished, __ATOMIC_ACQUIRE) < nranks) {
+        step(m);
+    }
+    coll_async_mcast_destroy(m);
+    free(buffer);
+}
+
+static void test_wrong_key_member(void **state)
+{
+    (void) state;
+    run_group(3, 0, wrong_key_body);
 }
 
 /* Blobs, posts that must be refused, a group of one */
@@ -592,6 +763,7 @@ static void bench_body(int rank, int nranks, const struct options *options)
     for (int r = 1; r < nranks; ++r) {
         struct coll_async_mcast_config config = {.include = getenv("TEST_MCAST_INCLUDE"),
                                                  .group_id = options->group_id + (uint64_t) r,
+                                                 .key = options->key,
                                                  .self = 0 == rank ? 0 : 1, .nranks = 2,
                                                  .drop_fraction = options->drop,
                                                  .drop_seed = 0x5eed};
@@ -666,6 +838,7 @@ static int bench(void)
         test_options.drop = drops[d];
         test_options.failure_ms = 0;
         test_options.group_id = ((uint64_t) getpid() << 20) + (next_group += 8);
+        test_options.key = key_of_group(test_options.group_id);
         test_body = bench_body;
         test_nranks = MAX_RANKS;
         for (int rank = 0; rank < MAX_RANKS; ++rank) {
@@ -733,6 +906,8 @@ int main(void)
         cmocka_unit_test(test_pipelined_loss_3),
         cmocka_unit_test(test_receiver_killed),
         cmocka_unit_test(test_root_killed),
+        cmocka_unit_test(test_impostor_claims_root),
+        cmocka_unit_test(test_wrong_key_member),
     };
     int rc = probe();
 

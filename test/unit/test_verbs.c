@@ -8,7 +8,13 @@
  * receives too small on either path, a READY crossing a SMALL of the same tag,
  * buffers freed and reallocated between transfers, refused and timed-out
  * connections, destroy cancelling what is in flight, and a peer killed
- * mid-transfer.
+ * mid-transfer. And strangers: while a legitimate pair exchanges data (checked
+ * byte for byte), a third process connects to one of them with a transport that
+ * holds the wrong key for it, then with raw rdma_cm: garbage for a request, a
+ * proof under the wrong key, a recorded handshake replayed, a truncated proof, an
+ * RDMA write before the proof, connections that never prove themselves (more
+ * than the cap); each must be refused and reported in one line, and a proven one
+ * may write.
  *
  * Where discovery finds no port (a host without RDMA), it exits 77: skipped.
  * Run it in a guest with soft-RoCE: test/vm --rxe 2 -- test/unit/test_verbs.
@@ -16,7 +22,10 @@
  * device reaches itself), so "two ports" are two devices, each reaching itself.
  *
  * test_verbs --bench measures instead of testing: eager round trips and the
- * bandwidth of 8 MiB transfers over one port and over two.
+ * bandwidth of 8 MiB transfers over one port and over two. test_verbs --stranger
+ * ADDRESS PORT TO FROM is the stranger alone, against a live job's listener (a
+ * rank of id TO, claiming to be FROM): garbage, a proof under a guessed key, a
+ * connection that never proves itself; it exits 0 when each was refused.
  *
  * The children (forked_ranks.h) exchange address blobs and meet at barriers
  * through a shared anonymous mapping, standing in for the modex.
@@ -42,9 +51,14 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
 #include "test_keys.h"
 
 #include "../../ompi/mca/coll/async/transport/coll_async_verbs.h"
+#include "../../ompi/mca/coll/async/transport/coll_async_verbs_handshake.h"
 #include "forked_ranks.h"
 
 #define MAX_RANKS 3
@@ -54,6 +68,7 @@
 #define EAGER_MESSAGES 1000
 #define BIG (8 << 20)
 #define KILL_BYTES (32 << 20)
+#define MAX_LINES 24
 
 /* A post that must succeed; says why when it did not. */
 #define POSTED(call, op)                                                                  \
@@ -83,6 +98,9 @@ struct shared {
     int posted; /* a flag one rank raises for another, outside the transport */
     size_t blob_length[MAX_RANKS];
     uint8_t blob[MAX_RANKS][COLL_ASYNC_VERBS_ADDRESS_MAX];
+    int rounds, stop_round, stranger_done, pair_done; /* the strangers' test */
+    int refusals;                          /* on_refused lines, of every rank */
+    char lines[MAX_LINES][400];
 };
 
 static struct shared *shared;
@@ -94,6 +112,7 @@ static struct {
     int max_ports;
     const char *include;
     int connect_timeout_ms;
+    int max_unproven;
 } setup;
 
 typedef void (*rank_fn)(int rank, int nranks);
@@ -143,15 +162,33 @@ struct received {
     bool bad_order, bad_data;
 };
 
+/* on_refused: every line printed; rank 0's kept where the test can read them. */
+static void note_refusal(void *context, const char *line)
+{
+    int n;
+
+    (void) context;
+    fprintf(stderr, "rank %d: on_refused: %s\n", my_rank, line);
+    if (0 != my_rank) {
+        return;
+    }
+    n = __atomic_fetch_add(&shared->refusals, 1, __ATOMIC_ACQ_REL);
+    if (n < MAX_LINES) {
+        snprintf(shared->lines[n], sizeof(shared->lines[n]), "%s", line);
+    }
+}
+
 static struct coll_async_verbs *open_transport(int rank, int nranks, struct received *received,
                                                coll_async_verbs_eager_fn on_eager)
 {
     /* An id and a count of ids for the transport; the blob goes to shared->blob[rank]. */
     struct coll_async_verbs_config config = {
         .include = setup.include, .self = (uint32_t) rank, .nprocs = (uint32_t) nranks,
+        .key = test_key((uint32_t) rank),
         .eager_limit = EAGER_LIMIT, .chunk_size = CHUNK, .max_ports = setup.max_ports,
         .connect_timeout_ms = setup.connect_timeout_ms ? setup.connect_timeout_ms : 20000,
-        .on_eager = on_eager, .context = received,
+        .max_unproven = setup.max_unproven,
+        .on_eager = on_eager, .on_refused = note_refusal, .context = received,
     };
     struct coll_async_verbs *verbs;
     char why[256] = "";
@@ -1065,6 +1102,481 @@ static void test_peer_killed(void **state)
     assert_true(seconds < 60);
 }
 
+/*
+ * Strangers. Rank 0 and rank 1 exchange data in rounds (a SMALL and an RDMA-written
+ * transfer each way, checked byte for byte) while rank 2, claiming to be process 2,
+ * tries rank 0 case by case and checks what it gets; rank 0 says every refusal in
+ * one line (note_refusal). The rounds stop once rank 2 is done.
+ */
+
+#define STRANGER_DEADLINE_MS 2000
+#define STRANGER_CAP 3
+#define STRANGER_REFUSALS 11
+#define ROUND_BIG (200 * 1024)
+
+/* One round of the legitimate pair: both directions, both paths. */
+static void legit_round(struct coll_async_verbs *verbs, int rank, int round, uint8_t *out,
+                        uint8_t *in)
+{
+    size_t size = round % 2 ? ROUND_BIG : 100;
+    struct coll_async_verbs_op send = {0}, recv = {0};
+    uint32_t peer = (uint32_t) (1 - rank);
+
+    fill(out, size, rank, (uint64_t) round);
+    memset(in, 0, size);
+    POSTED(coll_async_verbs_recv_bulk(verbs, peer, (uint64_t) round, in, size, &recv), &recv);
+    POSTED(coll_async_verbs_send_bulk(verbs, peer, (uint64_t) round, out, size, &send), &send);
+    wait_op(verbs, &send);
+    wait_op(verbs, &recv);
+    SUCCEEDED(send);
+    SUCCEEDED(recv);
+    CHECK(recv.bytes == size && holds(in, size, (int) peer, (uint64_t) round));
+}
+
+/* Ranks 0 and 1: rounds until rank 2 is done, the number agreed through stop_round
+ * (set by rank 0 before a round neither has passed). */
+static void legit_pair(int rank)
+{
+    struct coll_async_verbs *verbs = open_transport(rank, 3, NULL, NULL);
+    uint8_t *out = malloc(ROUND_BIG), *in = malloc(ROUND_BIG);
+    int round;
+
+    CHECK(NULL != out && NULL != in);
+    barrier(NULL); /* both blobs are out */
+    CHECK(0 == coll_async_verbs_add_peer(verbs, (uint32_t) (1 - rank),
+                                         test_key_of((uint32_t) (1 - rank)),
+                                         shared->blob[1 - rank], shared->blob_length[1 - rank]));
+    for (round = 0;; ++round) {
+        int stop = __atomic_load_n(&shared->stop_round, __ATOMIC_ACQUIRE);
+
+        if (0 == rank && 0 == stop && __atomic_load_n(&shared->stranger_done, __ATOMIC_ACQUIRE)) {
+            stop = round + 1;
+            __atomic_store_n(&shared->stop_round, stop, __ATOMIC_RELEASE);
+        }
+        if (0 != stop && round >= stop) {
+            break;
+        }
+        legit_round(verbs, rank, round, out, in);
+        __atomic_store_n(&shared->rounds, round + 1, __ATOMIC_RELEASE);
+    }
+    fprintf(stderr, "rank %d: %d rounds exact\n", rank, round);
+    __atomic_add_fetch(&shared->pair_done, 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&shared->pair_done, __ATOMIC_ACQUIRE) < 2) {
+        step(verbs); /* the other may still wait for our last bytes */
+    }
+    coll_async_verbs_destroy(verbs);
+    free(out);
+    free(in);
+}
+
+/* Raw rdma_cm against rank 0's first port, outside any transport. */
+struct stranger {
+    struct rdma_event_channel *channel;
+    struct rdma_cm_id *id;
+    struct ibv_pd *pd;
+    struct ibv_cq *cq;
+    struct ibv_mr *mr;
+    struct coll_async_verbs_accept accept; /* what the acceptor answered */
+    uint8_t message[64];
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/* The next rdma_cm event's type (its private data into data), or -1 after timeout_ms. */
+static int next_event(struct stranger *s, int timeout_ms, uint8_t *data, size_t *length)
+{
+    struct pollfd pfd = {.fd = s->channel->fd, .events = POLLIN};
+    struct rdma_cm_event *event;
+    int type;
+
+    if (1 != poll(&pfd, 1, timeout_ms) || 0 != rdma_get_cm_event(s->channel, &event)) {
+        return -1;
+    }
+    type = (int) event->event;
+    if (NULL != data) {
+        *length = NULL != event->param.conn.private_data ? event->param.conn.private_data_len
+                                                         : 0;
+        memcpy(data, event->param.conn.private_data, *length);
+    }
+    rdma_ack_cm_event(event);
+    return type;
+}
+
+/* Connects to `to` with private data; the answer's event type (ESTABLISHED: the
+ * accept read). */
+static int stranger_connect_to(struct stranger *s, struct sockaddr_in to, const void *data,
+                               size_t length)
+{
+    struct ibv_qp_init_attr attr = {
+        .qp_type = IBV_QPT_RC,
+        .cap = {.max_send_wr = 4, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1},
+    };
+    struct rdma_conn_param param = {.private_data = data, .private_data_len = (uint8_t) length,
+                                    .retry_count = 3, .rnr_retry_count = 3};
+    uint8_t answer[256];
+    size_t answer_length = 0;
+    int type;
+
+    memset(s, 0, sizeof(*s));
+    CHECK(NULL != (s->channel = rdma_create_event_channel()));
+    CHECK(0 == rdma_create_id(s->channel, &s->id, NULL, RDMA_PS_TCP));
+    CHECK(0 == rdma_resolve_addr(s->id, NULL, (struct sockaddr *) &to, 5000));
+    CHECK(RDMA_CM_EVENT_ADDR_RESOLVED == next_event(s, 10000, NULL, NULL));
+    CHECK(0 == rdma_resolve_route(s->id, 5000));
+    CHECK(RDMA_CM_EVENT_ROUTE_RESOLVED == next_event(s, 10000, NULL, NULL));
+    CHECK(NULL != (s->pd = ibv_alloc_pd(s->id->verbs)));
+    CHECK(NULL != (s->cq = ibv_create_cq(s->id->verbs, 8, NULL, NULL, 0)));
+    attr.send_cq = attr.recv_cq = s->cq;
+    CHECK(0 == rdma_create_qp(s->id, s->pd, &attr));
+    s->mr = ibv_reg_mr(s->pd, s->message, sizeof(s->message), IBV_ACCESS_LOCAL_WRITE);
+    CHECK(NULL != s->mr);
+    CHECK(0 == rdma_connect(s->id, &param));
+    type = next_event(s, 20000, answer, &answer_length);
+    if (RDMA_CM_EVENT_ESTABLISHED == type) {
+        CHECK(0 == coll_async_verbs_accept_decode(answer, answer_length, &s->accept));
+    }
+    return type;
+}
+
+/* To rank 0's first port, as its blob says. */
+static int stranger_connect(struct stranger *s, const void *data, size_t length)
+{
+    struct sockaddr_in to = {.sin_family = AF_INET};
+
+    memcpy(&to.sin_addr, shared->blob[0] + 8, 4);
+    to.sin_port = htons((uint16_t) (shared->blob[0][12] << 8 | shared->blob[0][13]));
+    return stranger_connect_to(s, to, data, length);
+}
+
+/* A request as process 2 would send it to rank 0, with a fresh nonce. */
+static struct coll_async_verbs_request stranger_request(uint8_t link, uint8_t *data)
+{
+    struct coll_async_verbs_request request = {.from = 2, .to = 0, .link = link,
+                                               .eager_limit = EAGER_LIMIT};
+
+    CHECK(0 == coll_async_random(request.nonce, sizeof(request.nonce)));
+    coll_async_verbs_request_encode(&request, data);
+    return request;
+}
+
+/* Posts a SEND of the message's first bytes, or a zero-length RDMA write (to no
+ * buffer: the responder checks no key for it, only whether the QP takes writes);
+ * the completion's status. */
+static enum ibv_wc_status stranger_post(struct stranger *s, enum ibv_wr_opcode opcode,
+                                        size_t bytes)
+{
+    struct ibv_sge sge = {.addr = (uintptr_t) s->message, .length = (uint32_t) bytes,
+                          .lkey = s->mr->lkey};
+    struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = bytes > 0 ? 1 : 0, .opcode = opcode,
+                             .send_flags = IBV_SEND_SIGNALED}, *bad;
+    double start = now_s();
+    struct ibv_wc wc;
+
+    CHECK(0 == ibv_post_send(s->id->qp, &wr, &bad));
+    while (0 == ibv_poll_cq(s->cq, 1, &wc)) {
+        CHECK(now_s() - start < 60);
+        usleep(1000);
+    }
+    return wc.status;
+}
+
+/* Whether rank 0 has closed the connection (call once it has said so): a
+ * disconnect, or a SEND its QP no longer answers (when the proof came before the
+ * RTU, rdma_cm there was not established yet and rejected instead, which an
+ * established connector does not hear). */
+static bool stranger_closed(struct stranger *s)
+{
+    if (RDMA_CM_EVENT_DISCONNECTED == next_event(s, 2000, NULL, NULL)) {
+        return true;
+    }
+    return IBV_WC_SUCCESS != stranger_post(s, IBV_WR_SEND, 0);
+}
+
+/* The proof message: the transport's 24-byte header (type 7, PROOF; length 8), the tag. */
+static void stranger_proof(struct stranger *s, uint64_t tag)
+{
+    uint64_t be = htobe64(tag), length = htobe64(8);
+
+    memset(s->message, 0, 24);
+    s->message[0] = 7;
+    memcpy(s->message + 16, &length, 8);
+    memcpy(s->message + 24, &be, 8);
+}
+
+static void stranger_free(struct stranger *s)
+{
+    if (NULL != s->id && NULL != s->id->qp) {
+        rdma_destroy_qp(s->id);
+    }
+    if (NULL != s->mr) {
+        ibv_dereg_mr(s->mr);
+    }
+    if (NULL != s->cq) {
+        ibv_destroy_cq(s->cq);
+    }
+    if (NULL != s->pd) {
+        ibv_dealloc_pd(s->pd);
+    }
+    if (NULL != s->id) {
+        rdma_destroy_id(s->id);
+    }
+    rdma_destroy_event_channel(s->channel);
+}
+
+/* Waits until rank 0 has said n refusals. */
+static void await_refusals(int n)
+{
+    double start = now_s();
+
+    while (__atomic_load_n(&shared->refusals, __ATOMIC_ACQUIRE) < n) {
+        CHECK(now_s() - start < 60);
+        usleep(2000);
+    }
+}
+
+/* A transport of rank 2's that holds the wrong key for rank 0: rank 0's accept does
+ * not check out under it, so it sends nothing and fails; rank 0 refuses the
+ * connection that never proved itself. */
+static void wrong_key_connector(void)
+{
+    struct coll_async_verbs *verbs = open_transport(2, 3, NULL, NULL);
+    struct coll_async_key wrong = test_key(0);
+    struct coll_async_verbs_op op = {0};
+
+    wrong.bytes[15] ^= 0x20;
+    CHECK(0 == coll_async_verbs_add_peer(verbs, 0, &wrong, shared->blob[0],
+                                         shared->blob_length[0]));
+    POSTED(coll_async_verbs_send_eager(verbs, 0, 0, "x", 1, &op), &op);
+    wait_op(verbs, &op);
+    fprintf(stderr, "stranger: wrong key: %s\n", op.error);
+    CHECK(-EACCES == op.status);
+    CHECK(NULL != strstr(op.error, "did not prove it holds the peer's key"));
+    coll_async_verbs_destroy(verbs);
+}
+
+/* A recorded handshake replayed: connection A's request and the proof a connector
+ * holding the key sends on it, replayed on B, whose acceptor's nonce differs. */
+static void replayed(void)
+{
+    struct coll_async_key key = test_key(0);
+    uint8_t data[COLL_ASYNC_VERBS_REQUEST_BYTES];
+    struct coll_async_verbs_request request = stranger_request(1, data);
+    struct stranger a, b;
+    uint64_t proof;
+
+    CHECK(RDMA_CM_EVENT_ESTABLISHED == stranger_connect(&a, data, sizeof(data)));
+    proof = coll_async_verbs_proof_tag(&key, &request, a.accept.nonce);
+    CHECK(0 == rdma_disconnect(a.id)); /* recorded: A goes no further */
+    stranger_free(&a);
+    await_refusals(4);
+    CHECK(RDMA_CM_EVENT_ESTABLISHED == stranger_connect(&b, data, sizeof(data)));
+    CHECK(0 != memcmp(a.accept.nonce, b.accept.nonce, sizeof(a.accept.nonce)));
+    stranger_proof(&b, proof);
+    CHECK(IBV_WC_SUCCESS == stranger_post(&b, IBV_WR_SEND, 32));
+    await_refusals(5);
+    CHECK(stranger_closed(&b));
+    stranger_free(&b);
+}
+
+/* Connections that never prove themselves: STRANGER_CAP are held, the next is
+ * rejected, and the held ones are closed at the deadline. */
+static void never_proven(void)
+{
+    struct stranger idle[STRANGER_CAP], over;
+    uint8_t data[COLL_ASYNC_VERBS_REQUEST_BYTES];
+    double start;
+
+    for (int i = 0; i < STRANGER_CAP; ++i) {
+        (void) stranger_request(0, data);
+        CHECK(RDMA_CM_EVENT_ESTABLISHED == stranger_connect(&idle[i], data, sizeof(data)));
+    }
+    start = now_s();
+    (void) stranger_request(0, data);
+    CHECK(RDMA_CM_EVENT_REJECTED == stranger_connect(&over, data, sizeof(data)));
+    stranger_free(&over);
+    await_refusals(STRANGER_REFUSALS);
+    fprintf(stderr, "stranger: idle connections refused after %.1f s\n", now_s() - start);
+    CHECK(now_s() - start < 20);
+    for (int i = 0; i < STRANGER_CAP; ++i) {
+        CHECK(stranger_closed(&idle[i]));
+        stranger_free(&idle[i]);
+    }
+}
+
+static void stranger(void)
+{
+    struct coll_async_key key = test_key(0), wrong = test_key(2);
+    uint8_t data[COLL_ASYNC_VERBS_REQUEST_BYTES];
+    struct coll_async_verbs_request request;
+    enum ibv_wc_status status;
+    struct stranger s;
+
+    while (__atomic_load_n(&shared->rounds, __ATOMIC_ACQUIRE) < 3) { /* the pair is up */
+        usleep(2000);
+    }
+    wrong_key_connector();
+    await_refusals(1);
+
+    CHECK(RDMA_CM_EVENT_REJECTED == stranger_connect(&s, "garbage!", 8));
+    stranger_free(&s);
+    await_refusals(2);
+
+    /* A proof under the wrong key; the acceptor's own checked out under rank 0's. */
+    request = stranger_request(0, data);
+    CHECK(RDMA_CM_EVENT_ESTABLISHED == stranger_connect(&s, data, sizeof(data)));
+    CHECK(coll_async_verbs_tags_equal(s.accept.tag, coll_async_verbs_accept_tag(&key, &request,
+                                                                                 s.accept.nonce)));
+    stranger_proof(&s, coll_async_verbs_proof_tag(&wrong, &request, s.accept.nonce));
+    CHECK(IBV_WC_SUCCESS == stranger_post(&s, IBV_WR_SEND, 32));
+    await_refusals(3);
+    CHECK(stranger_closed(&s));
+    stranger_free(&s);
+
+    replayed();
+
+    /* A truncated proof: the right one, its last 4 bytes missing. */
+    request = stranger_request(0, data);
+    CHECK(RDMA_CM_EVENT_ESTABLISHED == stranger_connect(&s, data, sizeof(data)));
+    stranger_proof(&s, coll_async_verbs_proof_tag(&key, &request, s.accept.nonce));
+    CHECK(IBV_WC_SUCCESS == stranger_post(&s, IBV_WR_SEND, 28));
+    await_refusals(6);
+    CHECK(stranger_closed(&s));
+    stranger_free(&s);
+
+    /* An RDMA write before the proof: the QP takes none. */
+    (void) stranger_request(0, data);
+    CHECK(RDMA_CM_EVENT_ESTABLISHED == stranger_connect(&s, data, sizeof(data)));
+    status = stranger_post(&s, IBV_WR_RDMA_WRITE, 0);
+    fprintf(stderr, "stranger: not proven, an RDMA write: %s\n", ibv_wc_status_str(status));
+    CHECK(IBV_WC_SUCCESS != status);
+    stranger_free(&s);
+    await_refusals(7);
+
+    never_proven();
+
+    /* Proven (it holds rank 0's key, as a process of the job would): now it may write.
+     * No refusal; its disconnect fails peer 2 at rank 0, which the pair does not use. */
+    request = stranger_request(3, data);
+    CHECK(RDMA_CM_EVENT_ESTABLISHED == stranger_connect(&s, data, sizeof(data)));
+    stranger_proof(&s, coll_async_verbs_proof_tag(&key, &request, s.accept.nonce));
+    CHECK(IBV_WC_SUCCESS == stranger_post(&s, IBV_WR_SEND, 32));
+    usleep(1000000); /* a connector waits for the grant; this one has no QP to get it on */
+    status = stranger_post(&s, IBV_WR_RDMA_WRITE, 0);
+    fprintf(stderr, "stranger: proven, an RDMA write: %s\n", ibv_wc_status_str(status));
+    CHECK(IBV_WC_SUCCESS == status);
+    (void) rdma_disconnect(s.id);
+    stranger_free(&s);
+    CHECK(STRANGER_REFUSALS == __atomic_load_n(&shared->refusals, __ATOMIC_ACQUIRE));
+}
+
+static void strangers(int rank, int nranks)
+{
+    static const char *const expected[STRANGER_REFUSALS] = {
+        "prove",                    /* the wrong-key connector gave up */
+        "not a coll/async connection request",
+        "a wrong proof",
+        "before it proved itself",  /* A, recorded */
+        "a wrong proof",            /* B, its replay */
+        "its first message is no proof",
+        "before it proved itself",  /* the RDMA write broke its QP */
+        "too many connections have not proved themselves yet",
+        "did not prove itself within 2000 ms",
+        "did not prove itself within 2000 ms",
+        "did not prove itself within 2000 ms",
+    };
+
+    (void) nranks;
+    if (2 == rank) {
+        pid_t pid;
+        int status;
+
+        barrier(NULL); /* the blobs are out */
+        /* In a child, so that the pair stops however the stranger ends. */
+        pid = fork();
+        CHECK(pid >= 0);
+        if (0 == pid) {
+            stranger();
+            _exit(0);
+        }
+        CHECK(pid == waitpid(pid, &status, 0));
+        __atomic_store_n(&shared->stranger_done, 1, __ATOMIC_RELEASE);
+        CHECK(WIFEXITED(status) && 0 == WEXITSTATUS(status));
+        return;
+    }
+    legit_pair(rank);
+    if (0 == rank) {
+        CHECK(STRANGER_REFUSALS == shared->refusals);
+        for (int i = 0; i < STRANGER_REFUSALS; ++i) {
+            CHECK(NULL != strstr(shared->lines[i], "verbs: refused a connection on rxe0:1"));
+            CHECK(1 == i || NULL != strstr(shared->lines[i], "as process 2")); /* 1: garbage */
+            if (NULL == strstr(shared->lines[i], expected[i])) {
+                fprintf(stderr, "line %d does not say \"%s\"\n", i, expected[i]);
+                CHECK(NULL != strstr(shared->lines[i], expected[i]));
+            }
+        }
+    }
+}
+
+static void test_strangers(void **state)
+{
+    (void) state;
+    setup.connect_timeout_ms = STRANGER_DEADLINE_MS;
+    setup.max_unproven = STRANGER_CAP;
+    run_ranks(3, strangers);
+}
+
+/* --stranger ADDRESS PORT TO FROM: the stranger alone, at a live job. Each attempt
+ * must end in a reject or a closed connection, within the job's deadline. */
+static int stranger_at_job(const char *address, const char *port, uint32_t to, uint32_t from)
+{
+    struct sockaddr_in target = {.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t) atoi(port))};
+    /* On a link the job does not use: one it uses is refused at once (connected already). */
+    struct coll_async_verbs_request request = {.from = from, .to = to, .link = 7,
+                                               .eager_limit = 8192}; /* the component's */
+    uint8_t data[COLL_ASYNC_VERBS_REQUEST_BYTES];
+    struct coll_async_key guess;
+    struct stranger s;
+    double start;
+
+    CHECK(1 == inet_pton(AF_INET, address, &target.sin_addr));
+    CHECK(RDMA_CM_EVENT_REJECTED == stranger_connect_to(&s, target, "garbage!", 8));
+    stranger_free(&s);
+    printf("stranger: garbage rejected\n");
+
+    CHECK(0 == coll_async_random(&guess, sizeof(guess)));
+    CHECK(0 == coll_async_random(request.nonce, sizeof(request.nonce)));
+    coll_async_verbs_request_encode(&request, data);
+    CHECK(RDMA_CM_EVENT_ESTABLISHED == stranger_connect_to(&s, target, data, sizeof(data)));
+    stranger_proof(&s, coll_async_verbs_proof_tag(&guess, &request, s.accept.nonce));
+    CHECK(IBV_WC_SUCCESS == stranger_post(&s, IBV_WR_SEND, 32));
+    usleep(3000000); /* the rank sees it at its next progress */
+    CHECK(stranger_closed(&s));
+    stranger_free(&s);
+    printf("stranger: a proof under a guessed key closed\n");
+
+    CHECK(0 == coll_async_random(request.nonce, sizeof(request.nonce)));
+    coll_async_verbs_request_encode(&request, data);
+    CHECK(RDMA_CM_EVENT_ESTABLISHED == stranger_connect_to(&s, target, data, sizeof(data)));
+    start = now_s();
+    /* The deadline is kept when the rank next drives the network, which a rank busy
+     * inside its node may not do for a while. */
+    while (RDMA_CM_EVENT_DISCONNECTED != next_event(&s, 1000, NULL, NULL)
+           && now_s() - start < 60) {
+    }
+    CHECK(stranger_closed(&s));
+    printf("stranger: a connection that never proved itself closed after %.1f s\n",
+           now_s() - start);
+    stranger_free(&s);
+    return 0;
+}
+
 /* --bench: eager round trips and 8 MiB bandwidth (a report, not a test) */
 
 static double seconds_since(const struct timespec *start)
@@ -1168,6 +1680,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_connect_timeout, setup_defaults),
         cmocka_unit_test_setup(test_destroy_cancels, setup_defaults),
         cmocka_unit_test_setup(test_peer_killed, setup_defaults),
+        cmocka_unit_test_setup(test_strangers, setup_defaults),
     };
     const struct CMUnitTest benches[] = {
         cmocka_unit_test_setup(test_bench, setup_defaults),
@@ -1175,6 +1688,10 @@ int main(int argc, char **argv)
     struct coll_async_verbs_port_info ports[COLL_ASYNC_VERBS_MAX_PORTS];
     char why[256] = "";
 
+    if (6 == argc && 0 == strcmp(argv[1], "--stranger")) {
+        return stranger_at_job(argv[2], argv[3], (uint32_t) atoi(argv[4]),
+                               (uint32_t) atoi(argv[5]));
+    }
     ports_here = coll_async_verbs_discover(NULL, NULL, ports, COLL_ASYNC_VERBS_MAX_PORTS, why,
                                            sizeof(why));
     if (ports_here <= 0) {

@@ -10,6 +10,11 @@
  * modex): the ranks of a node order their stages by it. Whether the group then
  * works is for the leaders to find out at the first such bcast; where it does
  * not, they fall back among themselves, and the other ranks see no difference.
+ *
+ * The group's id (hence its multicast address) and its key are derived from the
+ * card key of the communicator's rank 0, which only the job's processes read in
+ * the modex, and the communicator's context id: no one outside the job can
+ * guess the group's address ahead of time or tag a packet for it.
  */
 
 #include "ompi_config.h"
@@ -20,7 +25,9 @@
 #include "opal/util/output.h"
 
 #include "coll_async.h"
+#include "coll_async_card.h"
 #include "coll_async_network.h"
+#include "transport/coll_async_mcast_auth.h"
 
 /* Leaders at verbose level 1: node 0's; the others at 2. */
 static int level_of(const struct coll_async_hier *hier)
@@ -77,20 +84,6 @@ static void settled(void *context, bool usable, const char *what)
                         what);
 }
 
-/* Names the group: every leader computes the same id, and communicators alive
- * at once differ (split ones share a context id, not their first process). */
-static uint64_t group_id(struct ompi_communicator_t *comm)
-{
-    uint64_t x = (uint64_t) OMPI_PROC_MY_NAME->jobid << 32
-                 ^ (uint64_t) coll_async_comm_cid(comm) << 20
-                 ^ ompi_comm_peer_lookup(comm, 0)->super.proc_name.vpid;
-
-    /* splitmix64's finalizer: the transport takes the address from the low bits. */
-    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
-
 int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
                                        struct ompi_communicator_t *comm)
 {
@@ -98,16 +91,23 @@ int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
     struct coll_async_multicast_config config = {
         .include = c->verbs_if_include,
         .exclude = c->verbs_if_exclude,
-        .group_id = group_id(comm),
         .drop_fraction = c->mcast_drop_fraction,
         .verbs_only = COLL_ASYNC_INTERNODE_AUTO == hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST],
         .settled = settled,
         .context = hier};
+    const struct coll_async_card *first;
 
     hier->multicast_off = choose(hier);
     if (SIZE_MAX == hier->multicast_from || 0 != hier->slot) {
         return OMPI_SUCCESS;
     }
+    /* Every rank across nodes has rank 0's card: the hierarchy was built from it. */
+    first = mca_coll_async_card_of(ompi_comm_peer_lookup(comm, 0));
+    if (NULL == first) {
+        return OMPI_ERR_NOT_FOUND;
+    }
+    coll_async_mcast_derive(&first->key, coll_async_comm_cid(comm), &config.group_id,
+                            &config.key);
     hier->multicast = coll_async_multicast_new(&hier->group, &config);
     return NULL == hier->multicast ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
 }

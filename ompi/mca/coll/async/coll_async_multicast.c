@@ -36,7 +36,7 @@ struct coll_async_multicast {
     struct entry *entries;       /* [leaders.size] during the set-up */
     size_t *block_offset, *block_bytes;
     uint64_t broadcasts;
-    char summary[320];
+    char summary[400];
 };
 
 enum phase {
@@ -73,11 +73,13 @@ static void leave(struct coll_async_multicast *group)
     coll_async_mcast_stats(group->member, &s);
     snprintf(group->summary, sizeof(group->summary),
              "%s: %llu broadcasts; data packets: %llu sent, %llu resent, %llu received, %llu "
-             "dropped on purpose (coll_async_mcast_drop_fraction), %llu duplicates",
+             "dropped on purpose (coll_async_mcast_drop_fraction), %llu duplicates; packets "
+             "refused: %llu not from the member they name, %llu with a wrong tag",
              coll_async_mcast_describe(group->member), (unsigned long long) group->broadcasts,
              (unsigned long long) s.data_sent, (unsigned long long) s.data_resent,
              (unsigned long long) s.data_received, (unsigned long long) s.dropped,
-             (unsigned long long) s.duplicates);
+             (unsigned long long) s.duplicates, (unsigned long long) s.wrong_source,
+             (unsigned long long) s.bad_tag);
     coll_async_net_detach(group->leaders.net, group->member);
     coll_async_mcast_destroy(group->member);
     group->member = NULL;
@@ -172,6 +174,7 @@ static void create_member(struct coll_async_multicast *group)
     struct coll_async_mcast_config config = {.include = group->config.include,
                                              .exclude = group->config.exclude,
                                              .group_id = group->config.group_id,
+                                             .key = group->config.key,
                                              .self = (uint32_t) l->rank,
                                              .nranks = (uint32_t) l->size,
                                              .drop_fraction = group->config.drop_fraction,

@@ -55,6 +55,7 @@ struct coll_async_multicast;
 struct coll_async_multicast_config {
     const char *include, *exclude; /* RDMA ports, as coll_async_mcast_config has them */
     uint64_t group_id;             /* the same on every leader, unique among live groups */
+    struct coll_async_key key;     /* the group key (both from coll_async_mcast_derive) */
     double drop_fraction;          /* tests only: received data packets discarded */
     bool verbs_only;               /* unusable unless verbs reaches every other leader */
     /* Called once, on the driver, when the set-up has decided: usable, with what

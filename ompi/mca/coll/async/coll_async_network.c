@@ -10,7 +10,9 @@
  * transport; connections open later still, on a collective's first message.
  * The engine's driver polls the mapper (coll_async_engine_watch), so every call
  * into it is made under the driver's exclusion: the progress thread's, or an
- * application thread's holding it.
+ * application thread's holding it. A connection the verbs transport refuses (one
+ * that did not prove it belongs to the job) is said at verbose level 1, one line
+ * each, as many as the transport lets through.
  */
 
 #include "ompi_config.h"
@@ -179,6 +181,13 @@ static void unwatch_freed_memory(void)
     }
 }
 
+/* A connection the verbs transport refused; it says how many went unsaid. */
+static void say_refused(void *context, const char *line)
+{
+    (void) context;
+    opal_output_verbose(1, mca_coll_async_component.output, "coll:async: %s", line);
+}
+
 /* The verbs transport, with its address blob in the modex; NULL when this
  * machine has no usable port (said at verbose level 1) or it cannot open (a
  * message says why). */
@@ -192,7 +201,8 @@ static struct coll_async_verbs *open_verbs(void)
                                              .key = mca_coll_async_card_mine()->key,
                                              .max_ports = c->verbs_ports,
                                              .connect_timeout_ms =
-                                                 c->tcp_connect_timeout * 1000};
+                                                 c->tcp_connect_timeout * 1000,
+                                             .on_refused = say_refused};
     struct coll_async_verbs_port_info ports[COLL_ASYNC_VERBS_MAX_PORTS];
     unsigned char blob[COLL_ASYNC_VERBS_ADDRESS_MAX];
     struct coll_async_verbs *verbs = NULL;

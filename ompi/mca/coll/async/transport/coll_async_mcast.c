@@ -2,11 +2,12 @@
  * coll/async: the UD multicast transport: the group, the packets, the
  * reliability protocol, progress. See coll_async_mcast.h.
  *
- * Every packet starts with a 24-byte header in network byte order:
+ * Every packet starts with a 32-byte header in network byte order:
  *   type (1), version (1), flags (1), state (1)
  *   sender (4)  the rank that sent it
  *   group (8)   the group id (several ids may share one multicast address)
  *   seq (8)     the broadcast's sequence
+ *   tag (8)     SipHash under the group key of everything but a DATA's payload
  * DATA (root -> group) goes on with index (4), a stamp (4: the root's count of
  * data packets sent, never 0), the broadcast's length (8), then the payload.
  * ACK (receiver -> root) and ROOT (root -> receiver) go on with a count (4: ACK,
@@ -15,6 +16,10 @@
  * of the root's latest data packet to arrive), then that many ranges of missing
  * packets as (first, count) pairs of 4 bytes. state says what the sender knows
  * of the broadcast (enum bcast_state).
+ *
+ * A packet is taken only from a member, as its source shows, and with the right
+ * tag (coll_async_mcast_auth.h); the others are counted and dropped before the
+ * protocol sees them: the source check first, so that garbage costs no MAC.
  *
  * The echo decides resends: packets from one QP arrive in the order sent, so a
  * report naming packet p missing proves the last sending of p lost only when its
@@ -44,13 +49,15 @@
 #include <rdma/rdma_cma.h>
 
 #include "coll_async_mcast.h"
+#include "coll_async_mcast_auth.h"
 #include "coll_async_op_queue.h"
 
-#define PROTOCOL_VERSION 1
-#define GRH_BYTES 40 /* UD receive buffers start with room for the GRH */
-#define HEADER 24
-#define DATA_HEADER 40
-#define REPORT_HEADER 36
+#define PROTOCOL_VERSION 2
+#define GRH_BYTES COLL_ASYNC_MCAST_GRH_BYTES /* UD receives start with the GRH's room */
+#define HEADER 32
+#define TAG_AT 24
+#define DATA_HEADER 48
+#define REPORT_HEADER 44
 #define MAX_RANGES 32
 #define MIN_MTU 256
 #define DEFAULT_WINDOW 128
@@ -311,6 +318,7 @@ static void encode_header(uint8_t *p, const struct header *h)
     put_be32(p + 4, h->sender);
     put_be64(p + 8, h->group);
     put_be64(p + 16, h->seq);
+    memset(p + TAG_AT, 0, 8); /* sealed once the packet is complete */
 }
 
 static bool decode_header(const uint8_t *p, size_t length, struct header *h)
@@ -454,9 +462,10 @@ static int send_data(struct coll_async_mcast *m, struct slot *slot, uint32_t ind
     }
     p = (uint8_t *) send_slot_buffer(m, s);
     encode_header(p, &h);
-    put_be32(p + 24, index);
-    put_be32(p + 28, m->stamp);
-    put_be64(p + 32, op->length);
+    put_be32(p + HEADER, index);
+    put_be32(p + HEADER + 4, m->stamp);
+    put_be64(p + HEADER + 8, op->length);
+    coll_async_mcast_seal(&m->config.key, p, DATA_HEADER, TAG_AT);
     memcpy(p + DATA_HEADER, op->buffer + (size_t) index * m->payload, bytes);
     slot->sent_stamp[index % m->window] = m->stamp;
     return post_packet(m, s, DATA_HEADER + bytes, NO_MEMBER);
@@ -477,14 +486,15 @@ static void send_report(struct coll_async_mcast *m, uint32_t rank, uint8_t type,
     }
     p = (uint8_t *) send_slot_buffer(m, s);
     encode_header(p, &h);
-    put_be32(p + 24, r->count);
-    p[28] = (uint8_t) r->nranges;
-    p[29] = p[30] = p[31] = 0;
-    put_be32(p + 32, r->echo);
+    put_be32(p + HEADER, r->count);
+    p[HEADER + 4] = (uint8_t) r->nranges;
+    p[HEADER + 5] = p[HEADER + 6] = p[HEADER + 7] = 0;
+    put_be32(p + HEADER + 8, r->echo);
     for (int i = 0; i < r->nranges; ++i) {
         put_be32(p + REPORT_HEADER + 8 * i, r->ranges[i].first);
         put_be32(p + REPORT_HEADER + 8 * i + 4, r->ranges[i].count);
     }
+    coll_async_mcast_seal(&m->config.key, p, REPORT_HEADER + 8 * (size_t) r->nranges, TAG_AT);
     if (0 == post_packet(m, s, REPORT_HEADER + 8 * (size_t) r->nranges, rank) &&
         PKT_ACK == type) {
         ++m->stats.acks_sent;
@@ -1149,9 +1159,9 @@ static void on_data(struct coll_async_mcast *m, const struct header *h, const ui
             return;
         }
     }
-    index = get_be32(p + 24);
-    stamp = get_be32(p + 28);
-    total = get_be64(p + 32);
+    index = get_be32(p + HEADER);
+    stamp = get_be32(p + HEADER + 4);
+    total = get_be64(p + HEADER + 8);
     slot = slot_of(m, h->seq);
     if (NULL == slot) {
         take_inactive_data(m, h, index, stamp, total, p + DATA_HEADER, length - DATA_HEADER);
@@ -1170,9 +1180,9 @@ static void on_report(struct coll_async_mcast *m, const struct header *h, const 
     if (length < REPORT_HEADER) {
         return;
     }
-    r.count = get_be32(p + 24);
-    r.nranges = p[28];
-    r.echo = get_be32(p + 32);
+    r.count = get_be32(p + HEADER);
+    r.nranges = p[HEADER + 4];
+    r.echo = get_be32(p + HEADER + 8);
     if (r.nranges > MAX_RANGES || length < REPORT_HEADER + 8 * (size_t) r.nranges) {
         return;
     }
@@ -1201,13 +1211,54 @@ static void on_report(struct coll_async_mcast *m, const struct header *h, const 
     }
 }
 
-static void on_packet(struct coll_async_mcast *m, const uint8_t *p, size_t length)
+/* Whether the packet in wc came from member rank, as its blob says: its QP, and
+ * its address (the network header's source on RoCE, the source LID on IB). */
+static bool from_member(const struct coll_async_mcast *m, uint32_t rank, const struct ibv_wc *wc,
+                        const uint8_t *grh)
+{
+    const struct member *member = &m->members[rank];
+
+    if (!member->known || wc->src_qp != member->qpn) {
+        return false;
+    }
+    if (m->ethernet) {
+        return coll_async_mcast_source_is(grh, member->gid.raw);
+    }
+    return wc->slid == member->lid;
+}
+
+/* The bytes the tag covers: the headers, ranges included; 0 when they are not
+ * all there. */
+static size_t covered(const struct header *h, const uint8_t *p, size_t length)
+{
+    size_t bytes = 0;
+
+    if (PKT_DATA == h->type) {
+        bytes = DATA_HEADER;
+    } else if ((PKT_ACK == h->type || PKT_ROOT == h->type) && length >= REPORT_HEADER) {
+        bytes = REPORT_HEADER + 8 * (size_t) p[HEADER + 4];
+    }
+    return bytes <= length ? bytes : 0;
+}
+
+static void on_packet(struct coll_async_mcast *m, const struct ibv_wc *wc, const uint8_t *grh,
+                      uint8_t *p, size_t length)
 {
     struct header h;
+    size_t bytes;
 
     if (!decode_header(p, length, &h) || h.group != m->config.group_id ||
-        h.sender >= m->config.nranks || h.sender == m->config.self) {
+        h.sender == m->config.self) {
         return; /* another group on the same address, or our own packet looped back */
+    }
+    if (h.sender >= m->config.nranks || !from_member(m, h.sender, wc, grh)) {
+        ++m->stats.wrong_source;
+        return;
+    }
+    bytes = covered(&h, p, length);
+    if (0 == bytes || !coll_async_mcast_tag_ok(&m->config.key, p, bytes, TAG_AT)) {
+        ++m->stats.bad_tag;
+        return;
     }
     switch (h.type) {
     case PKT_DATA:
@@ -1271,8 +1322,9 @@ static void on_completion(struct coll_async_mcast *m, const struct ibv_wc *wc)
         return;
     }
     if (wc->byte_len > GRH_BYTES && 0 == m->fatal) {
-        on_packet(m, (const uint8_t *) m->memory + wc->wr_id * (GRH_BYTES + m->mtu) + GRH_BYTES,
-                  wc->byte_len - GRH_BYTES);
+        uint8_t *grh = (uint8_t *) m->memory + wc->wr_id * (GRH_BYTES + m->mtu);
+
+        on_packet(m, wc, grh, grh + GRH_BYTES, wc->byte_len - GRH_BYTES);
     }
     repost_receive(m, (int) wc->wr_id);
 }

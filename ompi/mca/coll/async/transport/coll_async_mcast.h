@@ -5,11 +5,16 @@
  * per communicator). Each member owns one UD QP, joined with rdma_cm to the IPv4
  * multicast group derived from a group id all members agree on (239.192.0.0/14;
  * every packet also carries the full id, so two ids that share an address never
- * mix). A broadcast's root sends the buffer into the group as MTU-sized packets,
- * each carrying (broadcast sequence, packet index); receivers place each payload
+ * mix). The id and the group key come from a secret of the job's
+ * (coll_async_mcast_derive): a member takes a packet only when its source is the
+ * member it names, as the members' address blobs say, and its tag under the group
+ * key is right (coll_async_mcast_auth.h); what fails is counted and dropped.
+ *
+ * A broadcast's root sends the buffer into the group as MTU-sized packets, each
+ * carrying (broadcast sequence, packet index); receivers place each payload
  * straight at its offset and acknowledge to the root by unicast UD, to the QP
- * named in the root's address blob (the caller exchanges the blobs, as for the
- * RC transport). The reliability protocol:
+ * named in the root's address blob (the caller exchanges the blobs, over the
+ * authenticated transports, as for the RC transport). The reliability protocol:
  *
  *  - sequences: the i-th broadcast posted on a member has sequence i; members
  *    post broadcasts in the same order (as MPI collectives are), so a sequence
@@ -64,6 +69,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coll_async_auth.h"
+
 #define COLL_ASYNC_MCAST_ADDRESS_MAX 28 /* blob bytes */
 #define COLL_ASYNC_MCAST_MAX_ACTIVE 4   /* broadcasts in flight at once */
 #define COLL_ASYNC_MCAST_PENDING 1      /* op status while in flight */
@@ -79,6 +86,7 @@ struct coll_async_mcast_config {
     const char *address;
     const char *include, *exclude;
     uint64_t group_id;        /* the same on every member; names the group */
+    struct coll_async_key key; /* the group key, the same on every member: tags */
     uint32_t self, nranks;    /* this member's rank; ranks are below nranks */
     size_t mtu;               /* packet bytes, headers included; 0 (or more than the
                                  port's active MTU): the port's active MTU */
@@ -126,6 +134,8 @@ struct coll_async_mcast_stats {
     uint64_t gap_reports;    /* acknowledgements that named missing packets */
     uint64_t timeouts;       /* resend timers that fired */
     uint64_t reordered;      /* first sendings that came after a later packet */
+    uint64_t wrong_source;   /* packets of the group not from the member they name */
+    uint64_t bad_tag;        /* packets from a member's source with a wrong tag */
 };
 
 /* Creates the QP and starts joining the group. 0, -ENODEV when no usable RDMA

@@ -9,13 +9,32 @@
  * sending), so a link holds up to two QPs: "out" (this side connected it and
  * sends on it) and "in" (the peer's, this side only receives on it).
  *
- * Credits. The side that accepts a QP posts RECEIVES buffers on it before
- * accepting and tells the connector so; every SEND and every RDMA WRITE WITH IMM
- * the connector posts uses one. The receiver returns them, once reposted, in the
- * header of what it sends on its own QP of the same link, or alone in a CREDIT
- * message once half are owed. Only credit messages may take a sender's last
- * credit: a message always returns at least one, so two sides that have spent
- * everything still have the last one each to unblock the other.
+ * Connections (coll_async_verbs_handshake.h says what travels). Both sides
+ * create their QPs themselves and move them through rdma_cm's states with
+ * rdma_init_qp_attr, so that no QP takes an RDMA write before this side says
+ * so: a connector's QP never does (it only sends), an acceptor's only once its
+ * connector has proved it holds this process's key. The acceptor checks the
+ * request, accepts with HANDSHAKE_RECEIVES receives posted (two small slots'
+ * worth of memory: the proof, and a credit message) and a deadline, and keeps
+ * the connection aside, counted against max_unproven and known to no peer,
+ * until the connector's first SEND, PROOF, checks out; only then is it the
+ * peer's link, its QP open to RDMA writes, its RECEIVES buffers allocated,
+ * posted and granted as credits. Anything else first, a failure, or the
+ * deadline closes it and reports it (on_refused), the peer untouched: a
+ * stranger cannot fail a peer by claiming its id. The connector, before its QP
+ * leaves INIT, checks ACCEPT with the peer's key, then sends PROOF with one of
+ * the two credits the accept gave and keeps the other for a credit message.
+ *
+ * Credits. The side that accepts a QP posts receive buffers on it and tells the
+ * connector how many it may use (the handshake's, until the proof has come);
+ * every SEND and every RDMA WRITE WITH IMM the connector posts uses one. The
+ * receiver returns them, once reposted, in the header of what it sends on its
+ * own QP of the same link, or alone in a CREDIT message once half are owed.
+ * Only credit messages may take a sender's last credit: a message always returns
+ * at least one, so two sides that have spent everything still have the last one
+ * each to unblock the other. A connector that has proved itself holds one
+ * credit, which only a credit message may take: it writes nothing until the
+ * acceptor's grant says its QP takes writes.
  *
  * Every SEND starts with a 24-byte header in network byte order:
  *   type (1), 0 (1), credits (2)  receives returned for the reverse QP of this link
@@ -28,7 +47,12 @@
  *   READY            id (4), keys (4), address (8), rkey (4) per link
  *   START, REJECT    id (4), errno (4, REJECT only)
  *   CREDIT           nothing
- * EAGER, SMALL, READY, START and REJECT go on link 0, in order.
+ *   PROOF            the handshake's tag (8); first on every QP, and never again
+ * EAGER, SMALL, READY, START and REJECT go on link 0, in order. A receiver
+ * holds every message to what it expects: EAGER and SMALL exactly as long as
+ * their header says and within the eager limit, READY and START only for
+ * transfers above it, RDMA writes only into a posted receive and no more than
+ * it holds, credits no more than it posted; anything else fails the peer.
  *
  * Bulk transfers. One of at most eager_limit bytes is a SMALL message, copied
  * into the posted receive or staged until it is posted. A longer one is written
@@ -55,6 +79,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,11 +94,13 @@
 #include "coll_async_op_queue.h"
 #include "coll_async_verbs.h"
 #include "coll_async_verbs_cache.h"
+#include "coll_async_verbs_handshake.h"
 #include "coll_async_verbs_port.h"
 
 #define HEADER 24
 #define READY_BODY (4 + 4 + 8 + 4 * COLL_ASYNC_VERBS_MAX_PORTS)
 #define RECEIVES 64        /* receive buffers per accepted QP: the connector's credits */
+#define HANDSHAKE_RECEIVES 2 /* posted before the proof: for it, and for one credit message */
 #define SEND_SLOTS 64      /* send work requests per connected QP */
 #define CREDIT_THRESHOLD (RECEIVES / 2)
 #define CHUNKS_PER_LINK 4  /* RDMA writes in flight per QP: eager messages queue behind few */
@@ -89,8 +116,9 @@
 #define DEFAULT_CHUNK (512 * 1024)
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000
 #define DEFAULT_CACHE_BYTES ((size_t) 256 << 20)
-
-#define CONNECT_MAGIC 0x63617631u /* "cav1": protocol version 1 */
+#define DEFAULT_MAX_UNPROVEN 128 /* as many as the listen backlog */
+#define REPORTS_PER_MINUTE 20    /* on_refused lines; the others are counted */
+#define PROOF_BYTES (HEADER + 8)
 #define ADDRESS_MAGIC0 0xca
 #define ADDRESS_MAGIC1 0x56
 #define ADDRESS_VERSION 1
@@ -102,7 +130,9 @@
 #define POLL_TIMER 1
 #define POLL_DEVICE 2 /* + the device's index */
 
-enum msg_type { MSG_EAGER = 1, MSG_SMALL, MSG_READY, MSG_START, MSG_REJECT, MSG_CREDIT };
+enum msg_type {
+    MSG_EAGER = 1, MSG_SMALL, MSG_READY, MSG_START, MSG_REJECT, MSG_CREDIT, MSG_PROOF
+};
 
 /* What an op waits for. */
 enum stage {
@@ -117,8 +147,6 @@ enum stage {
     STAGE_SENT,      /* a send with nothing left to post */
     STAGE_DONE       /* on the done queue */
 };
-
-enum reject_reason { REJECT_PROTOCOL = 1, REJECT_EAGER_LIMIT, REJECT_PEER, REJECT_RESOURCES };
 
 struct header {
     uint8_t type;
@@ -144,6 +172,8 @@ struct port {
     uint8_t prefix;
     uint16_t cm_port;
     uint32_t max_msg;
+    uint64_t polls;   /* ibv_poll_cq calls so far */
+    uint64_t drained; /* the latest of them that found the CQ empty */
 };
 
 /* A peer's port as its address blob carries it. */
@@ -157,7 +187,7 @@ enum conn_state {
     CONN_RESOLVING_ADDR,
     CONN_RESOLVING_ROUTE,
     CONN_CONNECTING,
-    CONN_ACCEPTING,
+    CONN_ACCEPTING, /* inbound, until its connector has proved itself */
     CONN_ESTABLISHED,
     CONN_CLOSED /* resources released; the struct stays for late completions */
 };
@@ -166,27 +196,40 @@ enum conn_state {
 struct work {
     struct conn *conn;
     struct coll_async_verbs_op *op; /* a send the op waits for; NULL for control */
-    char *buffer;                   /* this slot's part of the conn's buffers */
+    char *buffer;                   /* this slot's part of one of the conn's regions */
+    uint32_t lkey;                  /* that region's */
     bool receive, write;
+    bool retire;                    /* a handshake receive: not reposted once proven */
+};
+
+/* Registered message slots. */
+struct region {
+    char *buffers;
+    struct ibv_mr *mr;
 };
 
 struct conn {
-    struct coll_async_verbs_peer *peer;
+    struct coll_async_verbs_peer *peer; /* inbound, until proven: the one it claims to be */
     struct port *port;
     int link;
     bool outbound;
     enum conn_state state;
     struct rdma_cm_id *id;
+    struct ibv_qp *qp; /* ours, not rdma_cm's: we say when it takes RDMA writes */
     struct sockaddr_in remote;
-    char *buffers;
-    struct ibv_mr *mr;
+    struct coll_async_verbs_request request; /* the handshake's, for its tags */
+    uint8_t nonce[COLL_ASYNC_VERBS_NONCE_BYTES]; /* the acceptor's */
+    struct region regions[2]; /* outbound: the send slots; inbound: the handshake's
+                                 receives, then the others once proven */
     struct work *works;
     int nworks;
     int *free_slots, nfree; /* outbound: send slots not in flight */
     int credits;            /* outbound: receives the peer posted that we may use */
     int owed;               /* inbound: receives reposted and not yet returned */
     int chunks;             /* outbound: RDMA writes in flight */
-    uint64_t deadline_ms;   /* nonzero until established */
+    uint64_t deadline_ms;   /* nonzero until established (inbound: proven) */
+    bool refused;           /* inbound, never proven: freed once its CQ has drained */
+    uint64_t closed_at;     /* its port's polls when it closed */
     struct conn *next;      /* every conn, for deadlines and destroy */
 };
 
@@ -265,7 +308,14 @@ struct coll_async_verbs {
     struct coll_async_verbs_peer *all_peers;
     struct conn *conns;
     struct op_queue done;
-    int pending; /* conns with a deadline */
+    int pending;  /* conns with a deadline */
+    int unproven; /* inbound conns accepted and not proven yet */
+    int refused;  /* refused conns not freed yet */
+    struct {
+        uint64_t window_ms; /* the current minute's start */
+        int said;           /* lines in it */
+        uint64_t unsaid;    /* refusals not reported since the last line */
+    } reports;
 };
 
 static const char *const too_long =
@@ -506,6 +556,16 @@ static void conn_settle(struct coll_async_verbs *verbs, struct conn *conn)
     }
 }
 
+static void region_free(struct region *region)
+{
+    if (NULL != region->mr) {
+        ibv_dereg_mr(region->mr);
+        region->mr = NULL;
+    }
+    free(region->buffers);
+    region->buffers = NULL;
+}
+
 /* Releases the QP and what it used; ops waiting for its sends fail. The struct
  * stays: completions already in the CQ still point to its works. */
 static void conn_close(struct coll_async_verbs *verbs, struct conn *conn)
@@ -516,10 +576,14 @@ static void conn_close(struct coll_async_verbs *verbs, struct conn *conn)
         return;
     }
     conn_settle(verbs, conn);
+    if (CONN_ACCEPTING == conn->state) {
+        --verbs->unproven;
+    }
     if (NULL != conn->id) {
-        if (NULL != conn->id->qp) {
+        if (NULL != conn->qp) {
             (void) rdma_disconnect(conn->id);
-            rdma_destroy_qp(conn->id); /* no more DMA into or out of user buffers */
+            ibv_destroy_qp(conn->qp); /* no more DMA into or out of user buffers */
+            conn->qp = NULL;
             conn->port->cq_need -= conn->nworks + 1;
         }
         rdma_destroy_id(conn->id);
@@ -535,13 +599,17 @@ static void conn_close(struct coll_async_verbs *verbs, struct conn *conn)
             send_try_done(verbs, op);
         }
     }
-    if (NULL != conn->mr) {
-        ibv_dereg_mr(conn->mr);
-        conn->mr = NULL;
-    }
-    free(conn->buffers);
-    conn->buffers = NULL;
+    region_free(&conn->regions[0]);
+    region_free(&conn->regions[1]);
+    conn->closed_at = conn->port->polls;
     conn->state = CONN_CLOSED;
+}
+
+static void conn_free(struct conn *conn)
+{
+    free(conn->works);
+    free(conn->free_slots);
+    free(conn);
 }
 
 static void fail_queue(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer,
@@ -623,6 +691,90 @@ static void protocol_error(struct coll_async_verbs *verbs, struct conn *conn, co
     peer_fail(verbs, conn->peer, conn, what, -EPROTO);
 }
 
+/* Refusals, said through on_refused: one line each, at most REPORTS_PER_MINUTE a
+ * minute, the next line saying how many went unsaid. */
+static void report(struct coll_async_verbs *verbs, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+static void report(struct coll_async_verbs *verbs, const char *format, ...)
+{
+    uint64_t now = now_ms();
+    char line[400];
+    va_list args;
+    int n;
+
+    if (NULL == verbs->config.on_refused) {
+        return;
+    }
+    if (now - verbs->reports.window_ms >= 60000) {
+        verbs->reports.window_ms = now;
+        verbs->reports.said = 0;
+    }
+    if (verbs->reports.said >= REPORTS_PER_MINUTE) {
+        ++verbs->reports.unsaid;
+        return;
+    }
+    ++verbs->reports.said;
+    va_start(args, format);
+    n = vsnprintf(line, sizeof(line), format, args);
+    va_end(args);
+    if (verbs->reports.unsaid > 0 && n > 0 && (size_t) n < sizeof(line)) {
+        snprintf(line + n, sizeof(line) - (size_t) n, " (%llu more refused before, not said)",
+                 (unsigned long long) verbs->reports.unsaid);
+    }
+    verbs->reports.unsaid = 0;
+    verbs->config.on_refused(verbs->config.context, line);
+}
+
+/* Says that a connection to port from remote was refused; request, when it could
+ * be read, names who it claimed to be. */
+static void report_refusal(struct coll_async_verbs *verbs, const struct port *port,
+                           const struct sockaddr_in *remote,
+                           const struct coll_async_verbs_request *request, const char *why)
+{
+    char local[INET_ADDRSTRLEN] = "?", from[INET_ADDRSTRLEN] = "?", name[80], claim[64] = "";
+
+    inet_ntop(AF_INET, &port->addr, local, sizeof(local));
+    if (NULL != remote && AF_INET == remote->sin_family) {
+        inet_ntop(AF_INET, &remote->sin_addr, from, sizeof(from));
+    }
+    if (NULL != request) {
+        snprintf(claim, sizeof(claim), " as process %u, link %u", request->from, request->link);
+    }
+    report(verbs, "verbs: refused a connection on %s (%s) from %s:%u%s: %s",
+           port_name(port, name, sizeof(name)), local, from,
+           NULL != remote ? ntohs(remote->sin_port) : 0, claim, why);
+}
+
+/* Closes an inbound connection that has not proved itself and says why; the peer
+ * it claimed to be is untouched. Freed once its CQ has drained (reclaim). */
+static void refuse(struct coll_async_verbs *verbs, struct conn *conn, const char *why)
+{
+    report_refusal(verbs, conn->port, &conn->remote, &conn->request, why);
+    conn_close(verbs, conn);
+    conn->refused = true;
+    ++verbs->refused;
+}
+
+/* Frees the refused conns that no completion can point to any more: a poll that
+ * began after their QP was destroyed found the CQ empty. Strangers may connect
+ * and fail without end; what they leave must not grow. */
+static void reclaim(struct coll_async_verbs *verbs)
+{
+    struct conn **p = &verbs->conns;
+
+    while (verbs->refused > 0 && NULL != *p) {
+        struct conn *conn = *p;
+
+        if (conn->refused && conn->port->drained > conn->closed_at) {
+            *p = conn->next;
+            conn_free(conn);
+            --verbs->refused;
+        } else {
+            p = &conn->next;
+        }
+    }
+}
+
 /* Peers */
 
 static struct coll_async_verbs_peer *peer_get(struct coll_async_verbs *verbs, uint32_t id)
@@ -680,10 +832,17 @@ static void check_deadlines(struct coll_async_verbs *verbs)
 
     (void) read(verbs->timerfd, &expirations, sizeof(expirations));
     for (struct conn *conn = verbs->conns; NULL != conn; conn = conn->next) {
-        if (0 != conn->deadline_ms && now >= conn->deadline_ms) {
-            peer_fail(verbs, conn->peer, conn,
-                      conn->outbound ? "connection not established in time"
-                                     : "accepted connection not established in time",
+        if (0 == conn->deadline_ms || now < conn->deadline_ms) {
+            continue;
+        }
+        if (CONN_ACCEPTING == conn->state) {
+            char why[80];
+
+            snprintf(why, sizeof(why), "it did not prove itself within %d ms",
+                     verbs->config.connect_timeout_ms);
+            refuse(verbs, conn, why);
+        } else {
+            peer_fail(verbs, conn->peer, conn, "connection not established in time",
                       -ETIMEDOUT);
         }
     }
@@ -709,25 +868,17 @@ static struct conn *conn_new(struct coll_async_verbs *verbs, struct coll_async_v
     return conn;
 }
 
-/* Allocates and registers count message slots. */
-static int conn_buffers(struct coll_async_verbs *verbs, struct conn *conn, int count)
+/* The conn's count work requests, none with a buffer yet. */
+static int conn_works(struct conn *conn, int count)
 {
-    size_t bytes = verbs->slot_size * (size_t) count;
-
     conn->works = calloc((size_t) count, sizeof(*conn->works));
     conn->free_slots = calloc((size_t) count, sizeof(*conn->free_slots));
-    if (NULL == conn->works || NULL == conn->free_slots
-        || 0 != posix_memalign((void **) &conn->buffers, 4096, bytes)) {
+    if (NULL == conn->works || NULL == conn->free_slots) {
         return -ENOMEM;
-    }
-    conn->mr = ibv_reg_mr(conn->port->pd, conn->buffers, bytes, IBV_ACCESS_LOCAL_WRITE);
-    if (NULL == conn->mr) {
-        return -errno;
     }
     conn->nworks = count;
     for (int i = 0; i < count; ++i) {
         conn->works[i].conn = conn;
-        conn->works[i].buffer = conn->buffers + verbs->slot_size * (size_t) i;
         conn->works[i].receive = !conn->outbound;
         conn->free_slots[i] = count - 1 - i;
     }
@@ -735,7 +886,56 @@ static int conn_buffers(struct coll_async_verbs *verbs, struct conn *conn, int c
     return 0;
 }
 
-/* Creates the QP on conn's port, growing the port's CQ to hold its completions. */
+/* Allocates and registers region r's count message slots, for the works from first on. */
+static int conn_region(struct coll_async_verbs *verbs, struct conn *conn, int r, int first,
+                       int count)
+{
+    struct region *region = &conn->regions[r];
+    size_t bytes = verbs->slot_size * (size_t) count;
+
+    if (0 != posix_memalign((void **) &region->buffers, 4096, bytes)) {
+        region->buffers = NULL;
+        return -ENOMEM;
+    }
+    region->mr = ibv_reg_mr(conn->port->pd, region->buffers, bytes, IBV_ACCESS_LOCAL_WRITE);
+    if (NULL == region->mr) {
+        return -errno;
+    }
+    for (int i = 0; i < count; ++i) {
+        conn->works[first + i].buffer = region->buffers + verbs->slot_size * (size_t) i;
+        conn->works[first + i].lkey = region->mr->lkey;
+    }
+    return 0;
+}
+
+/* Moves conn's QP to state with what rdma_cm has for it, but access of our own:
+ * RDMA writes only when writable, never RDMA reads or atomics (nothing here
+ * issues them, so nobody may issue them here). */
+static int qp_move(struct conn *conn, enum ibv_qp_state state, bool writable)
+{
+    struct ibv_qp_attr attr = {.qp_state = state};
+    int mask = 0;
+
+    if (0 != rdma_init_qp_attr(conn->id, &attr, &mask)) {
+        return -errno;
+    }
+    attr.qp_access_flags = writable ? IBV_ACCESS_REMOTE_WRITE : 0;
+    attr.max_dest_rd_atomic = 0;
+    attr.max_rd_atomic = 0;
+    return -ibv_modify_qp(conn->qp, &attr, mask);
+}
+
+/* An inbound QP whose connector has proved itself takes RDMA writes from now on. */
+static int qp_allow_writes(struct conn *conn)
+{
+    struct ibv_qp_attr attr = {.qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
+
+    return -ibv_modify_qp(conn->qp, &attr, IBV_QP_ACCESS_FLAGS);
+}
+
+/* Creates the QP on conn's port, growing the port's CQ to hold its completions,
+ * and moves it to INIT. Ours, not rdma_cm's: rdma_cm would open it to RDMA
+ * writes on its way to RTR. */
 static int conn_qp(struct coll_async_verbs *verbs, struct conn *conn)
 {
     struct port *port = conn->port;
@@ -757,11 +957,12 @@ static int conn_qp(struct coll_async_verbs *verbs, struct conn *conn)
         && 0 != ibv_resize_cq(port->cq, 2 * (port->cq_need + need))) {
         return -ENOSPC;
     }
-    if (0 != rdma_create_qp(conn->id, port->pd, &attr)) {
-        return -errno;
+    conn->qp = ibv_create_qp(port->pd, &attr);
+    if (NULL == conn->qp) {
+        return 0 != errno ? -errno : -ENOMEM;
     }
     port->cq_need += need;
-    return 0;
+    return qp_move(conn, IBV_QPS_INIT, false);
 }
 
 static int post_receive(struct coll_async_verbs *verbs, struct conn *conn, struct work *work)
@@ -769,11 +970,11 @@ static int post_receive(struct coll_async_verbs *verbs, struct conn *conn, struc
     struct ibv_sge sge = {
         .addr = (uintptr_t) work->buffer,
         .length = (uint32_t) verbs->slot_size,
-        .lkey = conn->mr->lkey,
+        .lkey = work->lkey,
     };
     struct ibv_recv_wr wr = {.wr_id = (uintptr_t) work, .sg_list = &sge, .num_sge = 1}, *bad;
 
-    return -ibv_post_recv(conn->id->qp, &wr, &bad);
+    return -ibv_post_recv(conn->qp, &wr, &bad);
 }
 
 /* Posting sends on an outbound QP */
@@ -814,17 +1015,17 @@ static uint8_t *message_start(struct conn *conn, struct work *work, enum msg_typ
     return (uint8_t *) work->buffer + HEADER;
 }
 
-/* Posts a SEND of work's first bytes; on failure the peer fails. */
-static int post_message(struct coll_async_verbs *verbs, struct conn *conn, struct work *work,
-                        size_t bytes, struct coll_async_verbs_op *op)
+/* Posts a SEND of work's first bytes, taking a credit; on failure the peer fails. */
+static int post_send(struct coll_async_verbs *verbs, struct conn *conn, struct work *work,
+                     size_t bytes)
 {
     struct ibv_sge sge = {.addr = (uintptr_t) work->buffer, .length = (uint32_t) bytes,
-                          .lkey = conn->mr->lkey};
+                          .lkey = work->lkey};
     struct ibv_send_wr wr = {
         .wr_id = (uintptr_t) work, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
         .send_flags = IBV_SEND_SIGNALED,
     }, *bad;
-    int rc = ibv_post_send(conn->id->qp, &wr, &bad);
+    int rc = ibv_post_send(conn->qp, &wr, &bad);
 
     if (0 != rc) {
         slot_give_back(conn, work);
@@ -832,6 +1033,18 @@ static int post_message(struct coll_async_verbs *verbs, struct conn *conn, struc
         return -rc;
     }
     --conn->credits;
+    return 0;
+}
+
+/* A message of the protocol (the proof is not one: it counts in no sequence). */
+static int post_message(struct coll_async_verbs *verbs, struct conn *conn, struct work *work,
+                        size_t bytes, struct coll_async_verbs_op *op)
+{
+    int rc = post_send(verbs, conn, work, bytes);
+
+    if (0 != rc) {
+        return rc;
+    }
     if (0 == conn->link) {
         ++conn->peer->sent0;
     }
@@ -903,7 +1116,7 @@ static int post_chunk(struct coll_async_verbs *verbs, struct conn *conn,
         .imm_data = htonl(ready->id),
         .wr.rdma = {.remote_addr = ready->address + op->offset, .rkey = ready->rkeys[conn->link]},
     }, *bad;
-    int rc = ibv_post_send(conn->id->qp, &wr, &bad);
+    int rc = ibv_post_send(conn->qp, &wr, &bad);
 
     if (0 != rc) {
         slot_give_back(conn, work);
@@ -965,158 +1178,232 @@ static bool link_usable(struct coll_async_verbs *verbs, struct coll_async_verbs_
     return CONN_ESTABLISHED == link->out->state;
 }
 
+/* Route resolved: the QP (in INIT), then the request, with a fresh nonce. */
 static void send_connect(struct coll_async_verbs *verbs, struct conn *conn)
 {
-    uint8_t data[16] = {0};
+    uint8_t data[COLL_ASYNC_VERBS_REQUEST_BYTES];
     struct rdma_conn_param param = {
         .private_data = data, .private_data_len = sizeof(data),
         .retry_count = TRANSPORT_RETRIES, .rnr_retry_count = RNR_RETRIES,
     };
-    int rc = conn_buffers(verbs, conn, SEND_SLOTS);
+    int rc = conn_works(conn, SEND_SLOTS);
 
     if (0 == rc) {
+        rc = conn_region(verbs, conn, 0, 0, SEND_SLOTS);
+    }
+    if (0 == rc) {
         rc = conn_qp(verbs, conn);
+    }
+    if (0 == rc) {
+        rc = coll_async_random(conn->request.nonce, sizeof(conn->request.nonce));
     }
     if (0 != rc) {
         peer_fail(verbs, conn->peer, conn, "set up the queue pair", rc);
         return;
     }
-    put32(data, CONNECT_MAGIC);
-    put32(data + 4, verbs->config.self);
-    data[8] = (uint8_t) conn->link;
-    put32(data + 12, (uint32_t) verbs->config.eager_limit);
+    conn->request.from = verbs->config.self;
+    conn->request.to = conn->peer->id;
+    conn->request.link = (uint8_t) conn->link;
+    conn->request.eager_limit = (uint32_t) verbs->config.eager_limit;
+    coll_async_verbs_request_encode(&conn->request, data);
+    param.qp_num = conn->qp->qp_num;
     conn->state = CONN_CONNECTING;
     if (0 != rdma_connect(conn->id, &param)) {
         peer_fail(verbs, conn->peer, conn, "rdma_connect", -errno);
     }
 }
 
-/* The acceptor's answer: how many receives it posted, and its eager limit. */
+/* The connection's first SEND: PROOF, with one of the two credits of the accept. */
+static void send_proof(struct coll_async_verbs *verbs, struct conn *conn)
+{
+    struct work *work = slot_take(conn);
+    struct header header = {.type = MSG_PROOF, .length = 8};
+
+    encode_header((uint8_t *) work->buffer, &header);
+    put64((uint8_t *) work->buffer + HEADER,
+          coll_async_verbs_proof_tag(&conn->peer->key, &conn->request, conn->nonce));
+    (void) post_send(verbs, conn, work, PROOF_BYTES);
+}
+
+/* The acceptor's answer: its proof that it holds the peer's key, checked before
+ * our QP leaves INIT, the receives it posted, its eager limit. Then RTS, the
+ * connection established, and our proof first on it. */
 static void connected(struct coll_async_verbs *verbs, struct conn *conn, const uint8_t *data,
                       size_t length)
 {
-    uint32_t receives, eager_limit;
+    struct coll_async_verbs_peer *peer = conn->peer;
+    struct coll_async_verbs_accept accept;
+    int rc;
 
-    if (length < 12 || CONNECT_MAGIC != get32(data)) {
+    if (0 != coll_async_verbs_accept_decode(data, length, &accept)) {
         protocol_error(verbs, conn, "the peer's accept carries no coll/async protocol data");
         return;
     }
-    receives = get32(data + 4);
-    eager_limit = get32(data + 8);
-    if (eager_limit != verbs->config.eager_limit) {
+    if (!coll_async_verbs_tags_equal(accept.tag, coll_async_verbs_accept_tag(
+                                                     &peer->key, &conn->request, accept.nonce))) {
+        report(verbs, "verbs: refused the process that accepted a connection to peer %u, link "
+               "%d: it did not prove it holds the peer's key", peer->id, conn->link);
+        peer_fail(verbs, peer, conn, "the accepting process did not prove it holds the peer's "
+                  "key (another process at its address?)", -EACCES);
+        return;
+    }
+    if (accept.eager_limit != verbs->config.eager_limit) {
         char what[128];
 
         snprintf(what, sizeof(what), "the peer's eager_limit is %u bytes, this one's %zu",
-                 eager_limit, verbs->config.eager_limit);
-        peer_fail(verbs, conn->peer, conn, what, -EPROTO);
+                 accept.eager_limit, verbs->config.eager_limit);
+        peer_fail(verbs, peer, conn, what, -EPROTO);
         return;
     }
-    conn->credits = (int) (receives < RECEIVES ? receives : RECEIVES);
+    if (0 == accept.receives) {
+        protocol_error(verbs, conn, "the peer's accept grants no receive for the proof");
+        return;
+    }
+    memcpy(conn->nonce, accept.nonce, sizeof(conn->nonce));
+    rc = qp_move(conn, IBV_QPS_RTR, false);
+    if (0 == rc) {
+        rc = qp_move(conn, IBV_QPS_RTS, false);
+    }
+    if (0 == rc && 0 != rdma_establish(conn->id)) {
+        rc = -errno;
+    }
+    if (0 != rc) {
+        peer_fail(verbs, peer, conn, "move the queue pair to RTS", rc);
+        return;
+    }
+    conn->credits = (int) (accept.receives < RECEIVES ? accept.receives : RECEIVES);
     conn->state = CONN_ESTABLISHED;
     conn_settle(verbs, conn);
-}
-
-static const char *reject_reason(const uint8_t *data, size_t length)
-{
-    if (length < 8 || CONNECT_MAGIC != get32(data)) {
-        return "connection rejected (the peer is gone, or no coll/async listener there)";
-    }
-    switch (get32(data + 4)) {
-    case REJECT_EAGER_LIMIT:
-        return "connection rejected: the peer's eager_limit differs";
-    case REJECT_PEER:
-        return "connection rejected: the peer has failed this process or has a connection on "
-               "this link already";
-    case REJECT_RESOURCES:
-        return "connection rejected: the peer could not set up a queue pair";
-    default:
-        return "connection rejected: protocol mismatch";
-    }
+    send_proof(verbs, conn);
 }
 
 /* Accepting */
 
-static void reject(struct rdma_cm_id *id, enum reject_reason reason)
+static void reject(struct rdma_cm_id *id, enum coll_async_verbs_reject reason)
 {
-    uint8_t data[8];
+    uint8_t data[COLL_ASYNC_VERBS_REJECT_BYTES];
 
-    put32(data, CONNECT_MAGIC);
-    put32(data + 4, reason);
+    coll_async_verbs_reject_encode(reason, data);
     (void) rdma_reject(id, data, sizeof(data));
     rdma_destroy_id(id);
 }
 
+/* The QP (up to RTS, taking no RDMA write) with the handshake's receives posted,
+ * then the accept, with this side's nonce and ACCEPT. */
 static int accept_conn(struct coll_async_verbs *verbs, struct conn *conn)
 {
-    uint8_t data[12];
+    uint8_t data[COLL_ASYNC_VERBS_ACCEPT_BYTES];
+    struct coll_async_verbs_accept accept = {
+        .receives = HANDSHAKE_RECEIVES, .eager_limit = (uint32_t) verbs->config.eager_limit,
+    };
     struct rdma_conn_param param = {
         .private_data = data, .private_data_len = sizeof(data),
         .retry_count = TRANSPORT_RETRIES, .rnr_retry_count = RNR_RETRIES,
     };
-    int rc = conn_buffers(verbs, conn, RECEIVES);
+    int rc = conn_works(conn, HANDSHAKE_RECEIVES + RECEIVES);
 
+    if (0 == rc) {
+        rc = conn_region(verbs, conn, 0, 0, HANDSHAKE_RECEIVES);
+    }
     if (0 == rc) {
         rc = conn_qp(verbs, conn);
     }
-    for (int i = 0; 0 == rc && i < conn->nworks; ++i) {
+    for (int i = 0; 0 == rc && i < HANDSHAKE_RECEIVES; ++i) {
+        conn->works[i].retire = true;
         rc = post_receive(verbs, conn, &conn->works[i]);
+    }
+    if (0 == rc) {
+        rc = qp_move(conn, IBV_QPS_RTR, false);
+    }
+    if (0 == rc) {
+        rc = qp_move(conn, IBV_QPS_RTS, false);
+    }
+    if (0 == rc) {
+        rc = coll_async_random(conn->nonce, sizeof(conn->nonce));
     }
     if (0 != rc) {
         return rc;
     }
-    put32(data, CONNECT_MAGIC);
-    put32(data + 4, RECEIVES);
-    put32(data + 8, (uint32_t) verbs->config.eager_limit);
+    memcpy(accept.nonce, conn->nonce, sizeof(accept.nonce));
+    accept.tag = coll_async_verbs_accept_tag(&verbs->config.key, &conn->request, conn->nonce);
+    coll_async_verbs_accept_encode(&accept, data);
+    param.qp_num = conn->qp->qp_num;
     return 0 == rdma_accept(conn->id, &param) ? 0 : -errno;
 }
 
-/* Accepts or rejects a connection; the peer it came from, or NULL when rejected. */
-static struct coll_async_verbs_peer *connect_request(struct coll_async_verbs *verbs,
-                                                     struct port *port, struct rdma_cm_id *id,
-                                                     const uint8_t *data, size_t length)
+/* Why request cannot be accepted, as a reject reason (and *why in words), or 0. */
+static int request_refusal(struct coll_async_verbs *verbs,
+                           const struct coll_async_verbs_request *request, const char **why)
 {
-    struct coll_async_verbs_peer *peer = NULL;
+    struct coll_async_verbs_peer *peer;
+
+    if (request->to != verbs->config.self || request->from >= verbs->config.nprocs
+        || request->from == verbs->config.self || request->link >= COLL_ASYNC_VERBS_MAX_PORTS) {
+        *why = "a request not meant for this process";
+        return COLL_ASYNC_VERBS_REJECT_PROTOCOL;
+    }
+    if (request->eager_limit != verbs->config.eager_limit) {
+        *why = "its eager_limit differs";
+        return COLL_ASYNC_VERBS_REJECT_EAGER_LIMIT;
+    }
+    if (verbs->unproven >= verbs->config.max_unproven) {
+        *why = "too many connections have not proved themselves yet";
+        return COLL_ASYNC_VERBS_REJECT_BUSY;
+    }
+    peer = peer_get(verbs, request->from);
+    if (NULL == peer) {
+        *why = "out of memory";
+        return COLL_ASYNC_VERBS_REJECT_RESOURCES;
+    }
+    if (0 != peer->error || NULL != peer->links[request->link].in) {
+        *why = "the process it names has failed here, or has connected this link already";
+        return COLL_ASYNC_VERBS_REJECT_PEER;
+    }
+    return 0;
+}
+
+/* Accepts a connection, to be proved, or rejects it; either way no peer changes. */
+static void connect_request(struct coll_async_verbs *verbs, struct port *port,
+                            struct rdma_cm_id *id, const uint8_t *data, size_t length)
+{
     struct sockaddr *remote = rdma_get_peer_addr(id);
+    struct coll_async_verbs_request request;
+    const char *why = "not a coll/async connection request (or another version)";
+    bool readable = 0 == coll_async_verbs_request_decode(data, length, &request);
+    int reason = readable ? request_refusal(verbs, &request, &why)
+                          : COLL_ASYNC_VERBS_REJECT_PROTOCOL;
     struct conn *conn;
-    uint32_t l = 0;
+    char what[128];
     int rc;
 
-    if (length >= 16 && CONNECT_MAGIC == get32(data)) {
-        peer = peer_get(verbs, get32(data + 4));
-        l = data[8];
+    if (0 == reason && NULL == (conn = conn_new(verbs, verbs->peers[request.from], port,
+                                                request.link, false))) {
+        why = "out of memory";
+        reason = COLL_ASYNC_VERBS_REJECT_RESOURCES;
     }
-    if (NULL == peer || l >= COLL_ASYNC_VERBS_MAX_PORTS) {
-        reject(id, REJECT_PROTOCOL);
-        return NULL;
-    }
-    if (get32(data + 12) != verbs->config.eager_limit) {
-        reject(id, REJECT_EAGER_LIMIT);
-        return NULL;
-    }
-    if (0 != peer->error || NULL != peer->links[l].in) {
-        reject(id, REJECT_PEER);
-        return NULL;
-    }
-    conn = conn_new(verbs, peer, port, (int) l, false);
-    if (NULL == conn) {
-        reject(id, REJECT_RESOURCES);
-        return NULL;
+    if (0 != reason) {
+        report_refusal(verbs, port,
+                       NULL != remote && AF_INET == remote->sa_family
+                           ? (const struct sockaddr_in *) remote : NULL,
+                       readable ? &request : NULL, why);
+        reject(id, reason);
+        return;
     }
     conn->id = id;
     id->context = conn;
     if (NULL != remote && AF_INET == remote->sa_family) {
         memcpy(&conn->remote, remote, sizeof(conn->remote));
     }
+    conn->request = request;
     conn->state = CONN_ACCEPTING;
-    peer->links[l].in = conn;
+    ++verbs->unproven;
+    conn_arm(verbs, conn);
     rc = accept_conn(verbs, conn);
     if (0 != rc) {
         (void) rdma_reject(id, NULL, 0);
-        peer_fail(verbs, peer, conn, "accept (the peer may be gone)", rc);
-        return NULL;
+        snprintf(what, sizeof(what), "could not accept it: %s", strerror(-rc));
+        refuse(verbs, conn, what);
     }
-    conn_arm(verbs, conn);
-    return peer;
 }
 
 /* rdma_cm events */
@@ -1124,6 +1411,24 @@ static struct coll_async_verbs_peer *connect_request(struct coll_async_verbs *ve
 static int status_errno(int status)
 {
     return status < 0 ? status : 0 == status ? -ECONNREFUSED : -EHOSTUNREACH;
+}
+
+/* An accepted connection not proven yet: whatever ends it ends only it. */
+static void unproven_event(struct coll_async_verbs *verbs, struct conn *conn,
+                           enum rdma_cm_event_type type)
+{
+    char what[96];
+
+    switch (type) {
+    case RDMA_CM_EVENT_ESTABLISHED: /* the proof decides, not the RTU */
+    case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+    case RDMA_CM_EVENT_ADDR_CHANGE:
+        return;
+    default:
+        snprintf(what, sizeof(what), "%s before it proved itself", rdma_event_str(type));
+        refuse(verbs, conn, what);
+        return;
+    }
 }
 
 static void conn_event(struct coll_async_verbs *verbs, struct conn *conn,
@@ -1134,6 +1439,10 @@ static void conn_event(struct coll_async_verbs *verbs, struct conn *conn,
     char what[128];
 
     if (CONN_CLOSED == conn->state) {
+        return;
+    }
+    if (CONN_ACCEPTING == conn->state) {
+        unproven_event(verbs, conn, type);
         return;
     }
     switch (type) {
@@ -1151,12 +1460,9 @@ static void conn_event(struct coll_async_verbs *verbs, struct conn *conn,
     case RDMA_CM_EVENT_ROUTE_RESOLVED:
         send_connect(verbs, conn);
         return;
-    case RDMA_CM_EVENT_ESTABLISHED:
-        if (conn->outbound) {
+    case RDMA_CM_EVENT_CONNECT_RESPONSE: /* our own QP: rdma_cm leaves it to us */
+        if (conn->outbound && CONN_CONNECTING == conn->state) {
             connected(verbs, conn, data, length);
-        } else {
-            conn->state = CONN_ESTABLISHED;
-            conn_settle(verbs, conn);
         }
         return;
     case RDMA_CM_EVENT_ADDR_ERROR:
@@ -1172,7 +1478,9 @@ static void conn_event(struct coll_async_verbs *verbs, struct conn *conn,
         peer_fail(verbs, peer, conn, "connect", status_errno(status));
         return;
     case RDMA_CM_EVENT_REJECTED:
-        peer_fail(verbs, peer, conn, reject_reason(data, length), -ECONNREFUSED);
+        peer_fail(verbs, peer, conn,
+                  coll_async_verbs_reject_text(coll_async_verbs_reject_decode(data, length)),
+                  -ECONNREFUSED);
         return;
     case RDMA_CM_EVENT_DISCONNECTED:
         peer_fail(verbs, peer, conn, "disconnected by the peer", -ECONNRESET);
@@ -1181,7 +1489,7 @@ static void conn_event(struct coll_async_verbs *verbs, struct conn *conn,
         peer_fail(verbs, peer, conn, "device removed", -ENODEV);
         return;
     default:
-        return; /* TIMEWAIT_EXIT, ADDR_CHANGE: nothing to do */
+        return; /* ESTABLISHED (the proof settled it), TIMEWAIT_EXIT, ADDR_CHANGE */
     }
 }
 
@@ -1222,12 +1530,7 @@ static bool cm_event(struct coll_async_verbs *verbs)
     rdma_ack_cm_event(event);
 
     if (RDMA_CM_EVENT_CONNECT_REQUEST == type) {
-        struct coll_async_verbs_peer *peer =
-            connect_request(verbs, listen_id->context, id, data, length);
-
-        if (NULL != peer) {
-            kick(verbs, peer);
-        }
+        connect_request(verbs, listen_id->context, id, data, length);
     } else if (NULL != id->context && !is_listener(verbs, id)) {
         struct conn *conn = id->context;
 
@@ -1557,9 +1860,10 @@ static void start_arrived(struct coll_async_verbs *verbs, struct conn *conn,
 
     if (NULL == op || op->has_total
         || (!rejected
-            && (header->length > op->length || op->length <= verbs->config.eager_limit))) {
+            && (header->length > op->length || header->length <= verbs->config.eager_limit))) {
         protocol_error(verbs, conn, rejected ? "a REJECT for no posted receive"
-                                             : "a START for no posted receive, or too long");
+                                             : "a START for no posted receive, longer than it, "
+                                               "or not above the eager limit");
         return;
     }
     op->bytes = header->length;
@@ -1588,6 +1892,10 @@ static void write_arrived(struct coll_async_verbs *verbs, struct conn *conn, uin
         protocol_error(verbs, conn, "an RDMA write for no posted receive");
         return;
     }
+    if (bytes > op->length - op->acked) {
+        protocol_error(verbs, conn, "more bytes written than the receive holds");
+        return;
+    }
     op->acked += bytes;
     if (op->has_total && op->acked > op->bytes) {
         protocol_error(verbs, conn, "more bytes written than the START announced");
@@ -1611,14 +1919,20 @@ static void message_arrived(struct coll_async_verbs *verbs, struct conn *conn,
     body_length = length - HEADER;
     decode_header(data, &header);
     if (NULL != out) {
+        if (out->credits + header.credits > RECEIVES + HANDSHAKE_RECEIVES) {
+            protocol_error(verbs, conn, "more credits returned than receives were posted");
+            return;
+        }
         out->credits += header.credits;
     }
     if (0 == conn->link) {
         ++peer->received0;
         notes_seen(peer, header.seen);
     }
-    if ((MSG_EAGER == header.type || MSG_SMALL == header.type) && header.length > body_length) {
-        protocol_error(verbs, conn, "a message shorter than its header says");
+    if ((MSG_EAGER == header.type || MSG_SMALL == header.type)
+        && (header.length != body_length || header.length > verbs->config.eager_limit)) {
+        protocol_error(verbs, conn, "a message whose length is not what came, or above the "
+                       "eager limit");
         return;
     }
     switch (header.type) {
@@ -1664,6 +1978,71 @@ static int wc_errno(enum ibv_wc_status status)
     }
 }
 
+/* conn's connector has proved itself: the conn becomes its peer's link, takes
+ * RDMA writes, and grants the connector its receives (beyond the handshake's,
+ * which are not reposted). */
+static void conn_proven(struct coll_async_verbs *verbs, struct conn *conn)
+{
+    struct coll_async_verbs_peer *peer = conn->peer;
+    char what[96];
+    int rc;
+
+    if (0 != peer->error || NULL != peer->links[conn->link].in) {
+        refuse(verbs, conn, "the process it proved to be has failed here, or has connected "
+               "this link already");
+        return;
+    }
+    rc = conn_region(verbs, conn, 1, HANDSHAKE_RECEIVES, RECEIVES);
+    for (int i = HANDSHAKE_RECEIVES; 0 == rc && i < conn->nworks; ++i) {
+        rc = post_receive(verbs, conn, &conn->works[i]);
+    }
+    if (0 == rc) {
+        rc = qp_allow_writes(conn);
+    }
+    if (0 != rc) {
+        snprintf(what, sizeof(what), "proven, but its receives could not be posted: %s",
+                 strerror(-rc));
+        refuse(verbs, conn, what);
+        return;
+    }
+    --verbs->unproven;
+    conn->state = CONN_ESTABLISHED;
+    conn_settle(verbs, conn);
+    peer->links[conn->link].in = conn;
+    conn->owed += RECEIVES;
+    kick(verbs, peer);
+}
+
+/* The first completion on an inbound QP: its connector's proof, or its end. */
+static void unproven_completion(struct coll_async_verbs *verbs, struct conn *conn,
+                                const struct work *work, const struct ibv_wc *wc)
+{
+    const uint8_t *data = (const uint8_t *) work->buffer;
+    struct header header;
+    char what[128];
+
+    if (IBV_WC_SUCCESS != wc->status) {
+        snprintf(what, sizeof(what), "%s before it proved itself",
+                 ibv_wc_status_str(wc->status));
+        refuse(verbs, conn, what);
+        return;
+    }
+    if (IBV_WC_RECV != wc->opcode || PROOF_BYTES != wc->byte_len) {
+        refuse(verbs, conn, "its first message is no proof");
+        return;
+    }
+    decode_header(data, &header);
+    if (MSG_PROOF != header.type
+        || !coll_async_verbs_tags_equal(get64(data + HEADER),
+                                        coll_async_verbs_proof_tag(&verbs->config.key,
+                                                                   &conn->request, conn->nonce))) {
+        refuse(verbs, conn, "a wrong proof: it does not hold this process's key, or replays "
+               "another connection's");
+        return;
+    }
+    conn_proven(verbs, conn);
+}
+
 static void receive_completed(struct coll_async_verbs *verbs, struct conn *conn,
                               struct work *work, const struct ibv_wc *wc)
 {
@@ -1676,6 +2055,10 @@ static void receive_completed(struct coll_async_verbs *verbs, struct conn *conn,
     }
     if (CONN_CLOSED == conn->state) {
         return; /* the peer failed meanwhile */
+    }
+    if (work->retire) {
+        kick(verbs, conn->peer); /* a handshake receive, its credit never returned */
+        return;
     }
     rc = post_receive(verbs, conn, work);
     if (0 != rc) {
@@ -1709,6 +2092,10 @@ static void completion(struct coll_async_verbs *verbs, const struct ibv_wc *wc)
     if (CONN_CLOSED == conn->state) {
         return; /* flushed, or late: the peer has failed */
     }
+    if (CONN_ACCEPTING == conn->state) {
+        unproven_completion(verbs, conn, work, wc);
+        return;
+    }
     if (IBV_WC_SUCCESS != wc->status) {
         char what[160];
 
@@ -1731,6 +2118,7 @@ static int poll_port(struct coll_async_verbs *verbs, struct port *port)
     int total = 0;
 
     for (int round = 0; round < POLL_ROUNDS; ++round) {
+        uint64_t poll = ++port->polls;
         int n = ibv_poll_cq(port->cq, POLL_BATCH, wc);
 
         for (int i = 0; i < n; ++i) {
@@ -1738,6 +2126,7 @@ static int poll_port(struct coll_async_verbs *verbs, struct port *port)
         }
         total += n > 0 ? n : 0;
         if (n < POLL_BATCH) {
+            port->drained = poll; /* what was in the CQ when it began is consumed */
             break;
         }
     }
@@ -1785,6 +2174,7 @@ int coll_async_verbs_progress(struct coll_async_verbs *verbs)
     for (int p = 0; p < verbs->nports; ++p) {
         work += poll_port(verbs, &verbs->ports[p]);
     }
+    reclaim(verbs);
     coll_async_verbs_cache_collect(verbs->cache);
     return work + run_completions(verbs);
 }
@@ -2266,6 +2656,9 @@ static void config_defaults(struct coll_async_verbs_config *config)
     if (0 == config->cache_bytes) {
         config->cache_bytes = DEFAULT_CACHE_BYTES;
     }
+    if (config->max_unproven <= 0) {
+        config->max_unproven = DEFAULT_MAX_UNPROVEN;
+    }
     config->include = config->exclude = NULL; /* the caller's strings: only create reads them */
 }
 
@@ -2400,9 +2793,8 @@ void coll_async_verbs_destroy(struct coll_async_verbs *verbs)
         struct conn *conn = verbs->conns;
 
         verbs->conns = conn->next;
-        free(conn->works);
-        free(conn->free_slots);
-        free(conn);
+        conn_close(verbs, conn); /* those no peer owns: not proven yet */
+        conn_free(conn);
     }
     while (NULL != verbs->all_peers) {
         struct coll_async_verbs_peer *peer = verbs->all_peers;

@@ -14,6 +14,12 @@
  *    (the address blob, published in the modex, carries each port's IP address
  *    and rdma_cm port); a process sends only on the QPs it connected, so two
  *    peers that both send hold two QPs and never race to connect;
+ *  - trust: a connection is taken only from a process that proves it holds this
+ *    process's key, and made only to one that proves it holds the peer's
+ *    (coll_async_verbs_handshake.h), with a fresh nonce from each side; one that
+ *    has not proved itself delivers nothing, cannot RDMA-write here, learns no
+ *    buffer address or key, is held at most connect_timeout_ms and among at most
+ *    max_unproven, and is closed and reported (on_refused) when it fails;
  *  - eager messages: SENDs into receive buffers the receiver posted in advance,
  *    with credits (the sender never sends more than the receiver posted; credits
  *    come back with the receiver's own messages, or alone when it has none);
@@ -34,9 +40,13 @@
  * device has acknowledged them. add_peer must be called for every peer that
  * sends to this process too: credits and readies go back on this side's own QPs.
  *
- * A completion with an error, a disconnect, or a connection not made within
- * connect_timeout_ms fails every operation on that peer with -errno and a message
- * naming the peer, the device and the verbs status; later posts fail at once.
+ * A completion with an error, a disconnect, a connection not made within
+ * connect_timeout_ms, an acceptor that does not prove it holds the peer's key
+ * (-EACCES), or a message from the peer that is not what this side expects
+ * (-EPROTO: lengths, credits, writes beyond the posted receive) fails every
+ * operation on that peer with -errno and a message naming the peer, the device
+ * and the verbs status; later posts fail at once. A connection that never
+ * proved itself fails no peer: it is closed and reported, nothing more.
  *
  * Not thread-safe: one thread at a time calls in (the engine's driver).
  * Pure C with no Open MPI dependency.
@@ -60,6 +70,11 @@ struct coll_async_verbs;
 typedef void (*coll_async_verbs_eager_fn)(void *context, uint32_t peer, uint64_t tag,
                                           const void *data, size_t length);
 
+/* One line about one connection refused ("verbs: refused a connection on rxe0:1
+ * from 10.77.0.2 ...: why"). At most 20 lines a minute: a flood of bad connections
+ * must not flood the log; the next line says how many went unreported. */
+typedef void (*coll_async_verbs_refused_fn)(void *context, const char *line);
+
 /* One usable port, as discovery reports it. */
 struct coll_async_verbs_port_info {
     char device[64];  /* "mlx5_0", "rxe0" */
@@ -78,11 +93,15 @@ struct coll_async_verbs_config {
     size_t eager_limit;       /* largest eager message; 0: 8 KiB */
     size_t chunk_size;        /* bulk striping unit; 0: 512 KiB */
     int max_ports;            /* ports one transfer stripes over; 0: all */
-    int connect_timeout_ms;   /* 0: 10 s */
+    int connect_timeout_ms;   /* 0: 10 s; also how long an accepted connection may
+                               * take to prove itself */
+    int max_unproven;         /* accepted connections not proven yet; more are
+                               * rejected; 0: 128 */
     size_t cache_bytes;       /* registration cache capacity; 0: 256 MiB */
     bool uncached;            /* nothing reports freed memory (invalidate is never
                                * called): register for each transfer only */
     coll_async_verbs_eager_fn on_eager; /* as coll_async_tcp_config's */
+    coll_async_verbs_refused_fn on_refused; /* NULL: refusals go unsaid */
     void *context;
 };
 
