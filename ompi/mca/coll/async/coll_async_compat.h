@@ -13,6 +13,8 @@
  *   never published: every process publishes its card, coll_async_card.h);
  * - a communicator's context id: an integer in 4.1, an extended (128-bit) id in 5.0;
  * - the job's node count: ORTE's process info in 4.1, a PMIx job key in 5.0;
+ * - files the launcher removes at a process's end: opal_pmix's module in 4.1, a
+ *   function of OPAL's PMIx layer in 5.0;
  * - what the MPI bindings keep in a nonblocking collective's request.
  * Persistent collectives, progress and the module interface need nothing here: 4.1
  * already has the coll_<name>_init entry points 5.0 has, with the same signatures,
@@ -109,6 +111,19 @@ static inline void coll_async_nbc_request_clear(ompi_coll_base_nbc_request_t *re
     request->data.release_arrays[0] = NULL;
 #else
     request->data.objs.objs[0] = request->data.objs.objs[1] = NULL;
+#endif
+}
+
+/* Asks the launcher's daemon to remove the file at path when this process ends,
+ * however it ends; a file already gone is nothing to it. */
+static inline void coll_async_remove_at_exit(char *path)
+{
+#if OMPI_MAJOR_VERSION >= 5
+    (void) opal_pmix_register_cleanup(path, false, false, false);
+#else
+    if (NULL != opal_pmix.register_cleanup) {
+        (void) opal_pmix.register_cleanup(path, false, false, false);
+    }
 #endif
 }
 

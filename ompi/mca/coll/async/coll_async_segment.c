@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opal/mca/pmix/pmix.h"
 #include "opal/util/output.h"
 
 #include "coll_async.h"
@@ -109,10 +108,9 @@ int mca_coll_async_segment_open(struct coll_async_channel *channel,
     if (OMPI_SUCCESS == rc) {
         coll_async_shm_path(&id, path, sizeof(path));
         /* Should this process die before the last rank attaches and unlinks the
-         * file, the launcher's daemon removes it when the process ends (vader
-         * does the same); a file already gone is nothing to it. */
-        if (0 == index && NULL != opal_pmix.register_cleanup) {
-            (void) opal_pmix.register_cleanup(path, false, false, false);
+         * file, the launcher's daemon removes it (vader does the same). */
+        if (0 == index) {
+            coll_async_remove_at_exit(path);
         }
         rc = coll_async_mapper_open(channel, &id, count, index, &config, &failure);
     }
