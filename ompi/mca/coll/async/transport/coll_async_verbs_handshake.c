@@ -153,14 +153,3 @@ uint64_t coll_async_verbs_proof_tag(const struct coll_async_key *key,
 {
     return tag_of(key, "cav2prof", request, acceptor_nonce);
 }
-
-bool coll_async_verbs_tags_equal(uint64_t a, uint64_t b)
-{
-    uint64_t diff = a ^ b;
-
-    /* Folded without a branch on the data. */
-    diff |= diff >> 32;
-    diff |= diff >> 16;
-    diff |= diff >> 8;
-    return 0 == (diff & 0xff);
-}
