@@ -19,7 +19,6 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
-#include <endian.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -29,14 +28,11 @@
 #include <unistd.h>
 
 #include "../ompi/mca/coll/async/transport/coll_async_tcp_handshake.h"
+#include "tcp_frames.h"
 
 #define MAX_LISTENERS 32
 #define IDLE 100
 #define CAP 64
-#define TYPE_HELLO 1
-#define TYPE_EAGER 3
-#define TYPE_CHUNK 4
-#define TYPE_CHALLENGE 5
 
 struct endpoint {
     struct in_addr addr;
@@ -149,18 +145,6 @@ static bool closed_within(int fd, int ms)
     }
 }
 
-static void header(uint8_t *p, uint8_t type, uint32_t length, uint64_t tag, uint64_t offset,
-                   uint64_t total)
-{
-    uint32_t be_length = htonl(length);
-    uint64_t words[3] = {htobe64(tag), htobe64(offset), htobe64(total)};
-
-    memset(p, 0, 32);
-    memcpy(p, &be_length, 4);
-    p[4] = type;
-    memcpy(p + 8, words, sizeof(words));
-}
-
 /* Connects and reads the challenge; -1 when this is no coll/async listener. */
 static int challenged(const struct endpoint *e, uint8_t *challenge)
 {
@@ -170,7 +154,7 @@ static int challenged(const struct endpoint *e, uint8_t *challenge)
     if (fd < 0) {
         return -1;
     }
-    if (!read_within(fd, frame, sizeof(frame), 1000) || TYPE_CHALLENGE != frame[4]
+    if (!read_within(fd, frame, sizeof(frame), 1000) || TEST_FRAME_CHALLENGE != frame[4]
         || 0 != coll_async_tcp_challenge_decode(frame + 32, challenge)) {
         close(fd);
         return -1;
@@ -194,7 +178,7 @@ static bool forged_hello(const struct endpoint *e, uint32_t from, uint32_t to)
     memset(&guess, (int) from, sizeof(guess));
     memset(hello.nonce, 0x33, sizeof(hello.nonce));
     hello.tag = coll_async_tcp_hello_tag(&guess, &hello, challenge);
-    header(frame, TYPE_HELLO, COLL_ASYNC_TCP_HELLO_BYTES, 0, 0, 0);
+    test_frame_header(frame, TEST_FRAME_HELLO, COLL_ASYNC_TCP_HELLO_BYTES, 0, 0, 0);
     coll_async_tcp_hello_encode(&hello, frame + 32);
     refused = sizeof(frame) == send(fd, frame, sizeof(frame), MSG_NOSIGNAL)
               && closed_within(fd, 3000);
@@ -267,11 +251,13 @@ int main(int argc, char **argv)
                 refused += from != to && forged_hello(&found[i], from, to);
             }
         }
-        header(frame, TYPE_HELLO, 0, 1, 0 | (uint64_t) 1 << 32, 0x636f6c6c74637001ULL);
+        /* Version 1's hello: process 1, link 0 of 1, the old magic. */
+        test_frame_header(frame, TEST_FRAME_HELLO, 0, 1, (uint64_t) 1 << 32,
+                          0x636f6c6c74637001ULL);
         old_hello = unproven_frame(&found[i], frame, 32);
-        header(frame, TYPE_EAGER, UINT32_MAX, 1, 0, 0);
+        test_frame_header(frame, TEST_FRAME_EAGER, UINT32_MAX, 1, 0, 0);
         big_eager = unproven_frame(&found[i], frame, 32);
-        header(frame, TYPE_CHUNK, 1 << 20, 1, 0, (uint64_t) 4 << 30);
+        test_frame_header(frame, TEST_FRAME_CHUNK, 1 << 20, 1, 0, (uint64_t) 4 << 30);
         big_chunk = unproven_frame(&found[i], frame, 32);
         kept = idle_kept(&found[i]);
         printf("tcp_attack: %s:%u: forged hellos refused %d/%d, version-1 hello %s, 4 GiB eager "

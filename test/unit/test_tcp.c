@@ -37,6 +37,7 @@
 
 #include "../../ompi/mca/coll/async/transport/coll_async_tcp.h"
 #include "../../ompi/mca/coll/async/transport/coll_async_tcp_handshake.h"
+#include "../tcp_frames.h"
 #include "forked_ranks.h"
 
 #define MAX_RANKS 4
@@ -840,18 +841,6 @@ static void test_connect_timeout(void **state)
 
 /* Frames by hand, for the peers and strangers the tests play. */
 
-static void put_header(uint8_t *p, uint8_t type, uint32_t length, uint64_t tag, uint64_t offset,
-                       uint64_t total)
-{
-    uint32_t be_length = htonl(length);
-    uint64_t words[3] = {htobe64(tag), htobe64(offset), htobe64(total)};
-
-    memset(p, 0, 32);
-    memcpy(p, &be_length, 4);
-    p[4] = type;
-    memcpy(p + 8, words, sizeof(words));
-}
-
 static void send_all(int fd, const void *data, size_t length)
 {
     assert_int_equal(send(fd, data, length, MSG_NOSIGNAL), (ssize_t) length);
@@ -919,12 +908,12 @@ static void fake_hello(struct coll_async_tcp *tcp, int fd, uint32_t from, uint32
     uint8_t frame[32 + COLL_ASYNC_TCP_HELLO_BYTES];
 
     fake_read(tcp, fd, frame, 32 + COLL_ASYNC_TCP_CHALLENGE_BYTES);
-    assert_int_equal(frame[4], 5); /* CHALLENGE */
+    assert_int_equal(frame[4], TEST_FRAME_CHALLENGE);
     assert_int_equal(coll_async_tcp_challenge_decode(frame + 32, challenge), 0);
     *hello = (struct coll_async_tcp_hello){.from = from, .to = to, .link = 0, .nlinks = 1};
     memset(hello->nonce, 0x42, sizeof(hello->nonce));
     hello->tag = coll_async_tcp_hello_tag(key, hello, challenge);
-    put_header(frame, 1, COLL_ASYNC_TCP_HELLO_BYTES, 0, 0, 0);
+    test_frame_header(frame, TEST_FRAME_HELLO, COLL_ASYNC_TCP_HELLO_BYTES, 0, 0, 0);
     coll_async_tcp_hello_encode(hello, frame + 32);
     send_all(fd, frame, sizeof(frame));
 }
@@ -948,7 +937,7 @@ static int fake_proven_peer(struct coll_async_tcp *tcp)
     length = coll_async_tcp_address_encode(&nowhere, 1, blob, sizeof(blob));
     assert_int_equal(coll_async_tcp_add_peer(tcp, 1, test_key_of(1), blob, (size_t) length), 0);
     fake_read(tcp, fd, ack, sizeof(ack));
-    assert_int_equal(ack[4], 2);
+    assert_int_equal(ack[4], TEST_FRAME_ACK);
     memcpy(&tag, ack + 32, 8);
     assert_true(be64toh(tag) == coll_async_tcp_ack_tag(test_key_of(1), &hello, challenge));
     return fd;
@@ -989,14 +978,14 @@ static struct coll_async_tcp *open_with_fake_peer(struct fake_peer *fake)
     assert_int_equal(coll_async_tcp_send_eager(tcp, 1, 0, "x", 1, &op), 0);
     fake->fd = accept(fake->listener, NULL, NULL);
     assert_true(fake->fd >= 0);
-    put_header(frame, 5, COLL_ASYNC_TCP_CHALLENGE_BYTES, 0, 0, 0);
+    test_frame_header(frame, TEST_FRAME_CHALLENGE, COLL_ASYNC_TCP_CHALLENGE_BYTES, 0, 0, 0);
     coll_async_tcp_challenge_encode(challenge, frame + 32);
     send_all(fake->fd, frame, 32 + COLL_ASYNC_TCP_CHALLENGE_BYTES);
     fake_read(tcp, fake->fd, frame, sizeof(frame)); /* the hello */
-    assert_int_equal(frame[4], 1);
+    assert_int_equal(frame[4], TEST_FRAME_HELLO);
     assert_int_equal(coll_async_tcp_hello_decode(frame + 32, &hello), 0);
     assert_true(hello.tag == coll_async_tcp_hello_tag(test_key_of(1), &hello, challenge));
-    put_header(frame, 2, 8, 0, 0, 0);
+    test_frame_header(frame, TEST_FRAME_ACK, 8, 0, 0, 0);
     tag = htobe64(coll_async_tcp_ack_tag(test_key_of(0), &hello, challenge));
     memcpy(frame + 32, &tag, 8);
     send_all(fake->fd, frame, 40);
@@ -1235,7 +1224,7 @@ static void test_oversize_eager(void **state)
     uint8_t header[32];
 
     (void) state;
-    put_header(header, 3, (64 << 10) + 1, 9, 0, 0); /* one byte above the default limit */
+    test_frame_header(header, TEST_FRAME_EAGER, (64 << 10) + 1, 9, 0, 0); /* one byte above the default limit */
     proven_peer_breaks(header, "above the eager limit");
 }
 
@@ -1244,7 +1233,7 @@ static void test_chunk_past_total(void **state)
     uint8_t header[32];
 
     (void) state;
-    put_header(header, 4, 4096, 12, 1 << 20, (1 << 20) + 100);
+    test_frame_header(header, TEST_FRAME_CHUNK, 4096, 12, 1 << 20, (1 << 20) + 100);
     proven_peer_breaks(header, "past its transfer's");
 }
 

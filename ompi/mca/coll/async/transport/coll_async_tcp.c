@@ -10,7 +10,10 @@
  *   total (8)   CHUNK: the transfer's length
  * Fields a type does not use are zero. The acceptor sends CHALLENGE on accept,
  * the connector answers HELLO, the acceptor ACK (their payloads and MACs are
- * coll_async_tcp_handshake.h's), then both send EAGER and CHUNK frames.
+ * coll_async_tcp_handshake.h's), then both send EAGER and CHUNK frames. A lower
+ * id whose own connection on the link is under way answers a higher id's HELLO
+ * with YIELD and closes: the higher id then waits for the lower id's; without
+ * it, a connection closed before its ACK is a peer that went away.
  *
  * What a connection must show before it is trusted (the README's security
  * section says why): until its HELLO checks out, an accepted connection is
@@ -49,6 +52,7 @@
 #include "coll_async_refusals.h"
 #include "coll_async_tcp.h"
 #include "coll_async_tcp_handshake.h"
+#include "coll_async_wire.h"
 
 #define HEADER 32
 #define ADDRESS_MAGIC0 0xca
@@ -65,7 +69,14 @@
 #define READ_BUDGET (1024 * 1024) /* bytes one connection reads per progress call */
 #define STASH 2048                 /* bytes a read takes past the current payload */
 
-enum frame_type { FRAME_HELLO = 1, FRAME_ACK, FRAME_EAGER, FRAME_CHUNK, FRAME_CHALLENGE };
+enum frame_type {
+    FRAME_HELLO = 1,
+    FRAME_ACK,
+    FRAME_EAGER,
+    FRAME_CHUNK,
+    FRAME_CHALLENGE,
+    FRAME_YIELD /* instead of ACK: the acceptor's own connection on this link wins */
+};
 
 struct frame {
     uint32_t length;
@@ -190,20 +201,6 @@ static uint64_t now_ms(void)
     return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
 }
 
-static void put_be64(uint8_t *p, uint64_t value)
-{
-    value = htobe64(value);
-    memcpy(p, &value, 8);
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-    uint64_t value;
-
-    memcpy(&value, p, 8);
-    return be64toh(value);
-}
-
 static void encode_frame(uint8_t *p, const struct frame *frame)
 {
     uint32_t length = htonl(frame->length);
@@ -211,9 +208,9 @@ static void encode_frame(uint8_t *p, const struct frame *frame)
     memcpy(p, &length, 4);
     p[4] = frame->type;
     p[5] = p[6] = p[7] = 0;
-    put_be64(p + 8, frame->tag);
-    put_be64(p + 16, frame->offset);
-    put_be64(p + 24, frame->total);
+    coll_async_put_be64(p + 8, frame->tag);
+    coll_async_put_be64(p + 16, frame->offset);
+    coll_async_put_be64(p + 24, frame->total);
 }
 
 static void decode_frame(const uint8_t *p, struct frame *frame)
@@ -224,9 +221,9 @@ static void decode_frame(const uint8_t *p, struct frame *frame)
     frame->length = ntohl(length);
     frame->type = p[4];
     frame->reserved_set = 0 != (p[5] | p[6] | p[7]);
-    frame->tag = get_be64(p + 8);
-    frame->offset = get_be64(p + 16);
-    frame->total = get_be64(p + 24);
+    frame->tag = coll_async_get_be64(p + 8);
+    frame->offset = coll_async_get_be64(p + 16);
+    frame->total = coll_async_get_be64(p + 24);
 }
 
 static struct sockaddr_in sockaddr_of(struct in_addr addr, uint16_t port)
@@ -778,7 +775,9 @@ static int conn_send_control(struct conn *conn, enum frame_type type, const uint
     ssize_t n;
 
     encode_frame(data, &frame);
-    memcpy(data + HEADER, payload, length);
+    if (length > 0) {
+        memcpy(data + HEADER, payload, length);
+    }
     n = send(conn->fd, data, HEADER + length, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
         return -errno;
@@ -990,7 +989,7 @@ static void conn_send_ack(struct coll_async_tcp *tcp, struct conn *conn)
     uint8_t payload[COLL_ASYNC_TCP_ACK_BYTES];
     int rc;
 
-    put_be64(payload, coll_async_tcp_ack_tag(&conn->peer->key, &conn->hello, conn->challenge));
+    coll_async_put_be64(payload, coll_async_tcp_ack_tag(&conn->peer->key, &conn->hello, conn->challenge));
     rc = conn_send_control(conn, FRAME_ACK, payload, sizeof(payload));
     if (0 != rc) {
         conn_fail(tcp, conn, "send ack", rc);
@@ -1038,7 +1037,12 @@ static void conn_hello(struct coll_async_tcp *tcp, struct conn *conn)
     unproven_remove(tcp, conn);
     conn->state = CONN_PROVEN;
     peer = peer_get(tcp, conn->hello.from);
-    if (NULL == peer || 0 != peer->error || !link_takes(tcp, peer, &peer->links[l])) {
+    if (NULL == peer || 0 != peer->error) {
+        conn_close(tcp, conn);
+        return;
+    }
+    if (!link_takes(tcp, peer, &peer->links[l])) {
+        (void) conn_send_control(conn, FRAME_YIELD, NULL, 0);
         conn_close(tcp, conn);
         return;
     }
@@ -1060,7 +1064,7 @@ static void conn_ack(struct coll_async_tcp *tcp, struct conn *conn)
 {
     uint64_t expected = coll_async_tcp_ack_tag(&tcp->config.key, &conn->hello, conn->challenge);
 
-    if (!coll_async_tags_equal(get_be64(conn->handshake), expected)) {
+    if (!coll_async_tags_equal(coll_async_get_be64(conn->handshake), expected)) {
         coll_async_refusals_say(&tcp->refusals,
                                 "tcp: refused the process that accepted a connection to peer "
                                 "%u, link %d: it did not prove it holds this process's key",
@@ -1074,6 +1078,21 @@ static void conn_ack(struct coll_async_tcp *tcp, struct conn *conn)
     conn->state = CONN_ESTABLISHED;
     link_settle(tcp, &conn->peer->links[conn->link]);
     conn_write(tcp, conn);
+}
+
+/* A higher id lost a simultaneous connect: it waits for the lower id's
+ * connection on that link (the link's deadline still runs). */
+static void conn_yielded(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    struct link *link = &conn->peer->links[conn->link];
+
+    if (conn->peer->id > tcp->config.self) {
+        conn_fail(tcp, conn, "handshake: a higher id yielded", -EPROTO);
+        return;
+    }
+    link->conn = NULL;
+    link->waiting = true;
+    conn_close(tcp, conn);
 }
 
 /* Receiving */
@@ -1216,6 +1235,8 @@ static void frame_end(struct coll_async_tcp *tcp, struct conn *conn)
         conn_hello(tcp, conn);
     } else if (CONN_CONNECTED == conn->state) {
         conn_challenged(tcp, conn);
+    } else if (CONN_HELLO_SENT == conn->state && FRAME_YIELD == frame->type) {
+        conn_yielded(tcp, conn);
     } else if (CONN_HELLO_SENT == conn->state) {
         conn_ack(tcp, conn);
     } else if (FRAME_CHUNK == frame->type) {
@@ -1255,12 +1276,20 @@ static const char *frame_check(const struct coll_async_tcp *tcp, const struct co
     uint8_t type;
     uint32_t length;
 
-    if (handshake_expects(conn->state, &type, &length)) {
+    if (CONN_HELLO_SENT == conn->state && FRAME_YIELD == frame->type) {
+        type = FRAME_YIELD;
+        length = 0;
+    } else if (!handshake_expects(conn->state, &type, &length)) {
+        type = 0;
+    }
+    if (0 != type) {
         if (frame->type != type || frame->length != length || frame->reserved_set
             || 0 != (frame->tag | frame->offset | frame->total)) {
             snprintf(why, size, "handshake: a frame of type %u and %u bytes where a %s was due",
                      frame->type, frame->length,
-                     FRAME_HELLO == type ? "hello" : FRAME_ACK == type ? "ack" : "challenge");
+                     FRAME_HELLO == type       ? "hello"
+                     : FRAME_CHALLENGE == type ? "challenge"
+                                               : "ack or yield");
             return why;
         }
         return NULL;
@@ -1388,24 +1417,12 @@ static int resume_stalled(struct coll_async_tcp *tcp)
     return resumed;
 }
 
-/*
- * End of stream or an error. A higher id whose hello the lower id closed lost a
- * simultaneous connect: it waits for the lower id's connection on that link.
- */
+/* End of stream or an error. */
 static void conn_closed(struct coll_async_tcp *tcp, struct conn *conn, int err)
 {
-    struct coll_async_tcp_peer *peer = conn->peer;
-
     if (CONN_ACCEPTED == conn->state) {
-        refuse(tcp, conn, 0 == err ? "it closed before proving itself" : "it failed before proving itself");
-        return;
-    }
-    if (CONN_HELLO_SENT == conn->state && 0 == err && peer->id < tcp->config.self) {
-        struct link *link = &peer->links[conn->link];
-
-        link->conn = NULL;
-        link->waiting = true;
-        conn_close(tcp, conn);
+        refuse(tcp, conn,
+               0 == err ? "it closed before proving itself" : "it failed before proving itself");
         return;
     }
     if (0 == err) {

@@ -12,37 +12,23 @@
  * connector's nonce (16), from (4), to (4), link (1), links (1).
  */
 
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
 #include "coll_async_tcp_handshake.h"
+#include "coll_async_wire.h"
 
 #define TAG_INPUT (8 + 4 + 2 * COLL_ASYNC_TCP_NONCE_BYTES + 4 + 4 + 1 + 1)
 
-static void put32(uint8_t *p, uint32_t value)
-{
-    value = htobe32(value);
-    memcpy(p, &value, 4);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t value;
-
-    memcpy(&value, p, 4);
-    return be32toh(value);
-}
-
 void coll_async_tcp_challenge_encode(const uint8_t *challenge, uint8_t *data)
 {
-    put32(data, COLL_ASYNC_TCP_VERSION);
+    coll_async_put_be32(data, COLL_ASYNC_TCP_VERSION);
     memcpy(data + 4, challenge, COLL_ASYNC_TCP_NONCE_BYTES);
 }
 
 int coll_async_tcp_challenge_decode(const uint8_t *data, uint8_t *challenge)
 {
-    if (COLL_ASYNC_TCP_VERSION != get32(data)) {
+    if (COLL_ASYNC_TCP_VERSION != coll_async_get_be32(data)) {
         return -EPROTO;
     }
     memcpy(challenge, data + 4, COLL_ASYNC_TCP_NONCE_BYTES);
@@ -51,32 +37,27 @@ int coll_async_tcp_challenge_decode(const uint8_t *data, uint8_t *challenge)
 
 void coll_async_tcp_hello_encode(const struct coll_async_tcp_hello *hello, uint8_t *data)
 {
-    uint64_t tag = htobe64(hello->tag);
-
     memset(data, 0, COLL_ASYNC_TCP_HELLO_BYTES);
-    put32(data, COLL_ASYNC_TCP_VERSION);
-    put32(data + 4, hello->from);
-    put32(data + 8, hello->to);
+    coll_async_put_be32(data, COLL_ASYNC_TCP_VERSION);
+    coll_async_put_be32(data + 4, hello->from);
+    coll_async_put_be32(data + 8, hello->to);
     data[12] = hello->link;
     data[13] = hello->nlinks;
     memcpy(data + 16, hello->nonce, COLL_ASYNC_TCP_NONCE_BYTES);
-    memcpy(data + 32, &tag, 8);
+    coll_async_put_be64(data + 32, hello->tag);
 }
 
 int coll_async_tcp_hello_decode(const uint8_t *data, struct coll_async_tcp_hello *hello)
 {
-    uint64_t tag;
-
-    if (COLL_ASYNC_TCP_VERSION != get32(data) || 0 != data[14] || 0 != data[15]) {
+    if (COLL_ASYNC_TCP_VERSION != coll_async_get_be32(data) || 0 != data[14] || 0 != data[15]) {
         return -EPROTO;
     }
-    hello->from = get32(data + 4);
-    hello->to = get32(data + 8);
+    hello->from = coll_async_get_be32(data + 4);
+    hello->to = coll_async_get_be32(data + 8);
     hello->link = data[12];
     hello->nlinks = data[13];
     memcpy(hello->nonce, data + 16, COLL_ASYNC_TCP_NONCE_BYTES);
-    memcpy(&tag, data + 32, 8);
-    hello->tag = be64toh(tag);
+    hello->tag = coll_async_get_be64(data + 32);
     return 0;
 }
 
@@ -86,14 +67,14 @@ static uint64_t tag_of(const struct coll_async_key *key, const char label[8],
     uint8_t input[TAG_INPUT], *p = input;
 
     memcpy(p, label, 8);
-    put32(p + 8, COLL_ASYNC_TCP_VERSION);
+    coll_async_put_be32(p + 8, COLL_ASYNC_TCP_VERSION);
     p += 12;
     memcpy(p, challenge, COLL_ASYNC_TCP_NONCE_BYTES);
     p += COLL_ASYNC_TCP_NONCE_BYTES;
     memcpy(p, hello->nonce, COLL_ASYNC_TCP_NONCE_BYTES);
     p += COLL_ASYNC_TCP_NONCE_BYTES;
-    put32(p, hello->from);
-    put32(p + 4, hello->to);
+    coll_async_put_be32(p, hello->from);
+    coll_async_put_be32(p + 4, hello->to);
     p[8] = hello->link;
     p[9] = hello->nlinks;
     return coll_async_mac(key, input, sizeof(input));
