@@ -167,9 +167,9 @@ static void test_handshake_tags(void **state)
         assert_true(proof != coll_async_verbs_proof_tag(&key, &changed, nonce));
         assert_true(accept != coll_async_verbs_accept_tag(&key, &changed, nonce));
     }
-    assert_true(coll_async_verbs_tags_equal(proof, proof));
-    assert_false(coll_async_verbs_tags_equal(proof, proof ^ (1ULL << 63)));
-    assert_false(coll_async_verbs_tags_equal(proof, proof ^ 1));
+    assert_true(coll_async_tags_equal(proof, proof));
+    assert_false(coll_async_tags_equal(proof, proof ^ (1ULL << 63)));
+    assert_false(coll_async_tags_equal(proof, proof ^ 1));
 }
 
 /* Multicast groups */

@@ -74,6 +74,7 @@ static struct coll_async_net *open_group(int rank, int nranks, uint32_t *peer)
 {
     struct coll_async_tcp_if lo = {"lo", {0}, 8, true};
     struct coll_async_tcp_config config = {.ifs = &lo, .nifs = 1, .self = (uint32_t) rank,
+                                           .key = test_key((uint32_t) rank),
                                            .nprocs = (uint32_t) nranks,
                                            .connect_timeout_ms = 5000};
     struct coll_async_tcp *tcp;

@@ -35,7 +35,8 @@ struct node {
 static void open_node(struct node *node, uint32_t self)
 {
     struct coll_async_tcp_if lo = {"lo", {0}, 8, true};
-    struct coll_async_tcp_config config = {.ifs = &lo, .nifs = 1, .self = self, .nprocs = 2};
+    struct coll_async_tcp_config config = {.ifs = &lo, .nifs = 1, .self = self, .nprocs = 2,
+                                           .key = test_key(self)};
     struct coll_async_tcp *tcp;
     int length;
 

@@ -3,7 +3,8 @@
  * with forked processes as the peers: address blobs, interface filters, eager
  * ordering under load, striping over two "interfaces" (127.0.0.1 and 127.0.0.2,
  * both on lo), simultaneous connects, lazy connects, a peer killed mid-transfer,
- * refused and timed-out connections.
+ * refused and timed-out connections; strangers (a wrong MAC, silence, more
+ * than the cap), a proven peer breaking the frame bounds, and bounded staging.
  *
  * The children (forked_ranks.h) exchange address blobs and meet at barriers through a shared
  * anonymous mapping, standing in for the modex.
@@ -12,6 +13,7 @@
 #define _GNU_SOURCE
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -34,6 +36,8 @@
 #include "test_keys.h"
 
 #include "../../ompi/mca/coll/async/transport/coll_async_tcp.h"
+#include "../../ompi/mca/coll/async/transport/coll_async_tcp_handshake.h"
+#include "../tcp_frames.h"
 #include "forked_ranks.h"
 
 #define MAX_RANKS 4
@@ -119,7 +123,7 @@ static struct coll_async_tcp *open_transport(int rank, int nranks, int nifs,
     struct coll_async_tcp_if ifs[2] = {test_if(0), test_if(1)};
     struct coll_async_tcp_config config = {
         .ifs = ifs, .nifs = nifs, .self = (uint32_t) rank, .nprocs = (uint32_t) nranks,
-        .chunk_size = CHUNK, .connect_timeout_ms = 5000, .on_eager = on_eager,
+        .key = test_key((uint32_t) rank), .chunk_size = CHUNK, .connect_timeout_ms = 5000, .on_eager = on_eager,
         .context = received,
     };
     struct coll_async_tcp *tcp;
@@ -761,7 +765,8 @@ static struct coll_async_tcp *open_single(int timeout_ms)
 {
     struct coll_async_tcp_if ifs[1] = {test_if(0)};
     struct coll_async_tcp_config config = {
-        .ifs = ifs, .nifs = 1, .self = 0, .nprocs = 2, .connect_timeout_ms = timeout_ms,
+        .ifs = ifs, .nifs = 1, .self = 0, .nprocs = 2, .key = test_key(0),
+        .connect_timeout_ms = timeout_ms,
     };
     struct coll_async_tcp *tcp;
 
@@ -834,14 +839,12 @@ static void test_connect_timeout(void **state)
     close(fd);
 }
 
-/*
- * A hand-made peer on a plain socket, so the test controls how it goes away: it
- * accepts the transport's connection, answers the hello with an ACK frame (32
- * bytes: length 0, type 2, the rest 0) and reads the first eager message.
- */
-struct fake_peer {
-    int listener, fd;
-};
+/* Frames by hand, for the peers and strangers the tests play. */
+
+static void send_all(int fd, const void *data, size_t length)
+{
+    assert_int_equal(send(fd, data, length, MSG_NOSIGNAL), (ssize_t) length);
+}
 
 /* Reads length bytes on the plain socket while the transport makes progress. */
 static void fake_read(struct coll_async_tcp *tcp, int fd, uint8_t *buffer, size_t length)
@@ -860,14 +863,106 @@ static void fake_read(struct coll_async_tcp *tcp, int fd, uint8_t *buffer, size_
     }
 }
 
+/* Progresses tcp until the plain socket reads end of stream (it was closed),
+ * within seconds. */
+static void wait_closed(struct coll_async_tcp *tcp, int fd, double seconds)
+{
+    struct timespec start, now;
+    uint8_t byte;
+
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        ssize_t n = recv(fd, &byte, 1, MSG_DONTWAIT);
+
+        if (0 == n || (n < 0 && ECONNRESET == errno)) {
+            return;
+        }
+        step(tcp);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        assert_true(now.tv_sec - start.tv_sec + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
+    }
+}
+
+/* A plain socket connected to tcp's first listener. */
+static int connect_to(const struct coll_async_tcp *tcp)
+{
+    uint8_t blob[COLL_ASYNC_TCP_ADDRESS_MAX];
+    struct coll_async_tcp_addr addr;
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    int length = coll_async_tcp_address(tcp, blob, sizeof(blob));
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_int_equal(coll_async_tcp_address_decode(blob, (size_t) length, &addr, 1), 1);
+    sa.sin_addr = addr.addr;
+    sa.sin_port = htons(addr.port);
+    assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+    return fd;
+}
+
+/* Plays a connector that says it is process from: reads the challenge and sends
+ * a hello whose tag is made with key (the acceptor's, or a wrong one). */
+static void fake_hello(struct coll_async_tcp *tcp, int fd, uint32_t from, uint32_t to,
+                       const struct coll_async_key *key, struct coll_async_tcp_hello *hello,
+                       uint8_t *challenge)
+{
+    uint8_t frame[32 + COLL_ASYNC_TCP_HELLO_BYTES];
+
+    fake_read(tcp, fd, frame, 32 + COLL_ASYNC_TCP_CHALLENGE_BYTES);
+    assert_int_equal(frame[4], TEST_FRAME_CHALLENGE);
+    assert_int_equal(coll_async_tcp_challenge_decode(frame + 32, challenge), 0);
+    *hello = (struct coll_async_tcp_hello){.from = from, .to = to, .link = 0, .nlinks = 1};
+    memset(hello->nonce, 0x42, sizeof(hello->nonce));
+    hello->tag = coll_async_tcp_hello_tag(key, hello, challenge);
+    test_frame_header(frame, TEST_FRAME_HELLO, COLL_ASYNC_TCP_HELLO_BYTES, 0, 0, 0);
+    coll_async_tcp_hello_encode(hello, frame + 32);
+    send_all(fd, frame, sizeof(frame));
+}
+
+/* A proven peer 1 of tcp (process 0) on a plain socket, which connects before
+ * tcp has added it: the ACK waits for add_peer, then it reads and checks it. */
+static int fake_proven_peer(struct coll_async_tcp *tcp)
+{
+    struct coll_async_tcp_addr nowhere = {.port = 1, .prefix = 8};
+    struct coll_async_tcp_hello hello;
+    uint8_t challenge[COLL_ASYNC_TCP_NONCE_BYTES], ack[32 + 8], blob[COLL_ASYNC_TCP_ADDRESS_MAX];
+    uint64_t tag;
+    int fd = connect_to(tcp), length;
+
+    fake_hello(tcp, fd, 1, 0, test_key_of(0), &hello, challenge);
+    for (int i = 0; i < 50; ++i) {
+        step(tcp);
+    }
+    assert_int_equal(recv(fd, ack, 1, MSG_DONTWAIT), -1); /* no ACK without the key */
+    inet_pton(AF_INET, "127.0.0.1", &nowhere.addr);
+    length = coll_async_tcp_address_encode(&nowhere, 1, blob, sizeof(blob));
+    assert_int_equal(coll_async_tcp_add_peer(tcp, 1, test_key_of(1), blob, (size_t) length), 0);
+    fake_read(tcp, fd, ack, sizeof(ack));
+    assert_int_equal(ack[4], TEST_FRAME_ACK);
+    memcpy(&tag, ack + 32, 8);
+    assert_true(be64toh(tag) == coll_async_tcp_ack_tag(test_key_of(1), &hello, challenge));
+    return fd;
+}
+
+/*
+ * A hand-made peer on a plain socket, so the test controls how it goes away: it
+ * accepts the transport's connection, challenges it, answers its hello with the
+ * ACK it proves (under process 0's key), and reads the first eager message.
+ */
+struct fake_peer {
+    int listener, fd;
+};
+
 static struct coll_async_tcp *open_with_fake_peer(struct fake_peer *fake)
 {
     struct coll_async_tcp *tcp = open_single(5000);
     struct sockaddr_in sa = {.sin_family = AF_INET};
     socklen_t len = sizeof(sa);
     struct coll_async_tcp_addr addr = {.prefix = 8};
-    uint8_t blob[COLL_ASYNC_TCP_ADDRESS_MAX], frame[32 + 1] = {0};
+    uint8_t blob[COLL_ASYNC_TCP_ADDRESS_MAX], frame[32 + COLL_ASYNC_TCP_HELLO_BYTES] = {0};
+    uint8_t challenge[COLL_ASYNC_TCP_NONCE_BYTES] = {7};
+    struct coll_async_tcp_hello hello;
     struct coll_async_tcp_op op = {0};
+    uint64_t tag;
     int length;
 
     fake->listener = socket(AF_INET, SOCK_STREAM, 0);
@@ -883,11 +978,17 @@ static struct coll_async_tcp *open_with_fake_peer(struct fake_peer *fake)
     assert_int_equal(coll_async_tcp_send_eager(tcp, 1, 0, "x", 1, &op), 0);
     fake->fd = accept(fake->listener, NULL, NULL);
     assert_true(fake->fd >= 0);
-    fake_read(tcp, fake->fd, frame, 32); /* the hello */
-    assert_int_equal(frame[4], 1);
-    memset(frame, 0, sizeof(frame));
-    frame[4] = 2;
-    assert_int_equal(send(fake->fd, frame, 32, 0), 32);
+    test_frame_header(frame, TEST_FRAME_CHALLENGE, COLL_ASYNC_TCP_CHALLENGE_BYTES, 0, 0, 0);
+    coll_async_tcp_challenge_encode(challenge, frame + 32);
+    send_all(fake->fd, frame, 32 + COLL_ASYNC_TCP_CHALLENGE_BYTES);
+    fake_read(tcp, fake->fd, frame, sizeof(frame)); /* the hello */
+    assert_int_equal(frame[4], TEST_FRAME_HELLO);
+    assert_int_equal(coll_async_tcp_hello_decode(frame + 32, &hello), 0);
+    assert_true(hello.tag == coll_async_tcp_hello_tag(test_key_of(1), &hello, challenge));
+    test_frame_header(frame, TEST_FRAME_ACK, 8, 0, 0, 0);
+    tag = htobe64(coll_async_tcp_ack_tag(test_key_of(0), &hello, challenge));
+    memcpy(frame + 32, &tag, 8);
+    send_all(fake->fd, frame, 40);
     wait_op_parent(tcp, &op);
     assert_int_equal(op.status, 0);
     fake_read(tcp, fake->fd, frame, 33); /* the eager message */
@@ -944,6 +1045,246 @@ static void test_write_after_close(void **state)
     coll_async_tcp_destroy(tcp);
 }
 
+/* Strangers and proven peers that break the rules, in this process */
+
+/* Processes 0 and 1 in this process, each knowing the other; process 0 stages
+ * at most staging_limit bytes (0: the default). */
+struct pair {
+    struct coll_async_tcp *tcp[2];
+};
+
+static void open_pair(struct pair *pair, int timeout_ms, size_t staging_limit)
+{
+    struct coll_async_tcp_if ifs[1] = {test_if(0)};
+    uint8_t blob[2][COLL_ASYNC_TCP_ADDRESS_MAX];
+    int length[2];
+
+    for (uint32_t id = 0; id < 2; ++id) {
+        struct coll_async_tcp_config config = {
+            .ifs = ifs, .nifs = 1, .self = id, .nprocs = 2, .key = test_key(id),
+            .chunk_size = CHUNK, .connect_timeout_ms = timeout_ms,
+            .staging_limit = 0 == id ? staging_limit : 0,
+        };
+
+        assert_int_equal(coll_async_tcp_create(&pair->tcp[id], &config), 0);
+        length[id] = coll_async_tcp_address(pair->tcp[id], blob[id], sizeof(blob[id]));
+    }
+    for (uint32_t id = 0; id < 2; ++id) {
+        assert_int_equal(coll_async_tcp_add_peer(pair->tcp[id], 1 - id, test_key_of(1 - id),
+                                                 blob[1 - id], (size_t) length[1 - id]),
+                         0);
+    }
+}
+
+static void close_pair(struct pair *pair)
+{
+    coll_async_tcp_destroy(pair->tcp[0]);
+    coll_async_tcp_destroy(pair->tcp[1]);
+}
+
+/* Both make progress until op completes, within 10 s. */
+static void pair_wait(struct pair *pair, const struct coll_async_tcp_op *op)
+{
+    struct timespec start, now;
+
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (COLL_ASYNC_TCP_PENDING == op->status) {
+        (void) coll_async_tcp_progress(pair->tcp[1]);
+        step(pair->tcp[0]);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        assert_true(now.tv_sec - start.tv_sec < 10);
+    }
+}
+
+static void pair_steps(struct pair *pair, int count)
+{
+    for (int i = 0; i < count; ++i) {
+        (void) coll_async_tcp_progress(pair->tcp[1]);
+        step(pair->tcp[0]);
+    }
+}
+
+/* Process 1 sends length bytes with tag to process 0, which receives them. */
+static void pair_transfer(struct pair *pair, uint64_t tag, size_t length)
+{
+    uint8_t *out = malloc(length), *in = calloc(1, length);
+    struct coll_async_tcp_op send = {0}, recv = {0};
+
+    fill(out, length, 1, tag);
+    assert_int_equal(coll_async_tcp_recv_bulk(pair->tcp[0], 1, tag, in, length, &recv), 0);
+    assert_int_equal(coll_async_tcp_send_bulk(pair->tcp[1], 0, tag, out, length, &send), 0);
+    pair_wait(pair, &recv);
+    pair_wait(pair, &send);
+    assert_int_equal(recv.status, 0);
+    assert_true(holds(in, length, 1, tag));
+    free(out);
+    free(in);
+}
+
+static struct coll_async_tcp_guard_stats guard_of(const struct coll_async_tcp *tcp)
+{
+    struct coll_async_tcp_guard_stats stats;
+
+    coll_async_tcp_guard_stats(tcp, &stats);
+    return stats;
+}
+
+/* A stranger that knows the protocol but not the key claims to be process 1 on
+ * its link 0: refused and closed; the real process 1 connects after it and its
+ * transfer arrives whole. */
+static void test_stranger_wrong_mac(void **state)
+{
+    struct pair pair;
+    struct coll_async_tcp_hello hello;
+    uint8_t challenge[COLL_ASYNC_TCP_NONCE_BYTES];
+    struct coll_async_key guess = test_key(7);
+    int fd;
+
+    (void) state;
+    open_pair(&pair, 5000, 0);
+    fd = connect_to(pair.tcp[0]);
+    fake_hello(pair.tcp[0], fd, 1, 0, &guess, &hello, challenge);
+    wait_closed(pair.tcp[0], fd, 3);
+    assert_int_equal(guard_of(pair.tcp[0]).refused, 1);
+    assert_int_equal(coll_async_tcp_connections(pair.tcp[0]), 0); /* no link made */
+    pair_transfer(&pair, 3, BULK_BYTES);
+    close(fd);
+    close_pair(&pair);
+}
+
+/* A connection that never says hello is closed at the deadline. */
+static void test_silent_connection_deadline(void **state)
+{
+    struct coll_async_tcp *tcp = open_single(300);
+    struct timespec start, end;
+    int fd = connect_to(tcp);
+
+    (void) state;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    wait_closed(tcp, fd, 3);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    print_message("silent connection closed after %.2f s\n",
+                  end.tv_sec - start.tv_sec + (end.tv_nsec - start.tv_nsec) / 1e9);
+    assert_int_equal(coll_async_tcp_connections(tcp), 0);
+    assert_int_equal(guard_of(tcp).refused, 1);
+    close(fd);
+    coll_async_tcp_destroy(tcp);
+}
+
+/* More silent strangers than the cap (64): the oldest are closed, the sockets
+ * held stay bounded, and the real peer still connects. */
+static void test_unproven_cap(void **state)
+{
+    enum { STRANGERS = 64 + 6 };
+    struct pair pair;
+    int fds[STRANGERS];
+
+    (void) state;
+    open_pair(&pair, 5000, 0);
+    for (int i = 0; i < STRANGERS; ++i) {
+        fds[i] = connect_to(pair.tcp[0]);
+        pair_steps(&pair, 2);
+    }
+    pair_steps(&pair, 20);
+    print_message("%d strangers: %d sockets open\n", STRANGERS,
+                  coll_async_tcp_connections(pair.tcp[0]));
+    assert_true(coll_async_tcp_connections(pair.tcp[0]) <= 64);
+    for (int i = 0; i < STRANGERS - 64; ++i) {
+        wait_closed(pair.tcp[0], fds[i], 3); /* the oldest */
+    }
+    pair_transfer(&pair, 4, BULK_BYTES);
+    for (int i = 0; i < STRANGERS; ++i) {
+        close(fds[i]);
+    }
+    close_pair(&pair);
+}
+
+/* A proven peer sends a header that breaks the frame bounds: the peer fails
+ * with a message that says which, before any payload is read. */
+static void proven_peer_breaks(const uint8_t *header, const char *expected)
+{
+    struct coll_async_tcp *tcp = open_single(5000);
+    struct coll_async_tcp_op recv = {0};
+    char buffer[16];
+    int fd = fake_proven_peer(tcp);
+
+    assert_int_equal(coll_async_tcp_recv_bulk(tcp, 1, 9, buffer, sizeof(buffer), &recv), 0);
+    send_all(fd, header, 32);
+    wait_op_parent(tcp, &recv);
+    print_message("%s\n", recv.error);
+    assert_int_equal(recv.status, -EPROTO);
+    assert_non_null(strstr(recv.error, expected));
+    wait_closed(tcp, fd, 3);
+    close(fd);
+    coll_async_tcp_destroy(tcp);
+}
+
+static void test_oversize_eager(void **state)
+{
+    uint8_t header[32];
+
+    (void) state;
+    test_frame_header(header, TEST_FRAME_EAGER, (64 << 10) + 1, 9, 0, 0); /* one byte above the default limit */
+    proven_peer_breaks(header, "above the eager limit");
+}
+
+static void test_chunk_past_total(void **state)
+{
+    uint8_t header[32];
+
+    (void) state;
+    test_frame_header(header, TEST_FRAME_CHUNK, 4096, 12, 1 << 20, (1 << 20) + 100);
+    proven_peer_breaks(header, "past its transfer's");
+}
+
+/* Staging is bounded: transfers for tags not posted yet take at most the limit;
+ * the next one stops its connection (and what follows on it) until a receive
+ * is posted, and then everything arrives whole. */
+static void test_staging_backpressure(void **state)
+{
+    enum { LIMIT = 1 << 20, BIG = 600 << 10, SMALL = 1000 };
+    static uint8_t out5[BIG], out7[BIG], out6[SMALL], in5[BIG], in7[BIG], in6[SMALL];
+    struct coll_async_tcp_op send[3] = {{0}}, recv5 = {0}, recv6 = {0}, recv7 = {0};
+    struct coll_async_tcp_guard_stats guard;
+    struct pair pair;
+
+    (void) state;
+    open_pair(&pair, 5000, LIMIT);
+    fill(out5, BIG, 1, 5);
+    fill(out7, BIG, 1, 7);
+    fill(out6, SMALL, 1, 6);
+    assert_int_equal(coll_async_tcp_send_bulk(pair.tcp[1], 0, 5, out5, BIG, &send[0]), 0);
+    assert_int_equal(coll_async_tcp_send_bulk(pair.tcp[1], 0, 7, out7, BIG, &send[1]), 0);
+    assert_int_equal(coll_async_tcp_send_bulk(pair.tcp[1], 0, 6, out6, SMALL, &send[2]), 0);
+    assert_int_equal(coll_async_tcp_recv_bulk(pair.tcp[0], 1, 6, in6, SMALL, &recv6), 0);
+    pair_steps(&pair, 300);
+    guard = guard_of(pair.tcp[0]);
+    print_message("before the posts: %zu bytes staged, %d connection(s) stalled\n",
+                  guard.staged, guard.stalled);
+    assert_true(guard.staged <= LIMIT);
+    assert_int_equal(guard.staged, BIG);
+    assert_int_equal(guard.stalled, 1);
+    assert_int_equal(recv6.status, COLL_ASYNC_TCP_PENDING); /* behind tag 7 */
+
+    assert_int_equal(coll_async_tcp_recv_bulk(pair.tcp[0], 1, 5, in5, BIG, &recv5), 0);
+    pair_wait(&pair, &recv5);
+    pair_wait(&pair, &recv6);
+    assert_int_equal(coll_async_tcp_recv_bulk(pair.tcp[0], 1, 7, in7, BIG, &recv7), 0);
+    pair_wait(&pair, &recv7);
+    for (int i = 0; i < 3; ++i) {
+        pair_wait(&pair, &send[i]);
+        assert_int_equal(send[i].status, 0);
+    }
+    assert_int_equal(recv5.status, 0);
+    assert_int_equal(recv6.status, 0);
+    assert_int_equal(recv7.status, 0);
+    assert_true(holds(in5, BIG, 1, 5) && holds(in7, BIG, 1, 7) && holds(in6, SMALL, 1, 6));
+    guard = guard_of(pair.tcp[0]);
+    assert_int_equal(guard.staged, 0);
+    assert_int_equal(guard.stalled, 0);
+    close_pair(&pair);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -953,6 +1294,9 @@ int main(void)
         cmocka_unit_test(test_lazy_connect_3),       cmocka_unit_test(test_peer_killed),
         cmocka_unit_test(test_connect_refused),      cmocka_unit_test(test_connect_timeout),
         cmocka_unit_test(test_peer_closed),          cmocka_unit_test(test_write_after_close),
+        cmocka_unit_test(test_stranger_wrong_mac),   cmocka_unit_test(test_silent_connection_deadline),
+        cmocka_unit_test(test_unproven_cap),         cmocka_unit_test(test_oversize_eager),
+        cmocka_unit_test(test_chunk_past_total),     cmocka_unit_test(test_staging_backpressure),
     };
 
     shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,

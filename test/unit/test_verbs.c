@@ -1430,7 +1430,7 @@ static void stranger(void)
     /* A proof under the wrong key; the acceptor's own checked out under rank 0's. */
     request = stranger_request(0, data);
     CHECK(RDMA_CM_EVENT_ESTABLISHED == stranger_connect(&s, data, sizeof(data)));
-    CHECK(coll_async_verbs_tags_equal(s.accept.tag, coll_async_verbs_accept_tag(&key, &request,
+    CHECK(coll_async_tags_equal(s.accept.tag, coll_async_verbs_accept_tag(&key, &request,
                                                                                  s.accept.nonce)));
     stranger_proof(&s, coll_async_verbs_proof_tag(&wrong, &request, s.accept.nonce));
     CHECK(IBV_WC_SUCCESS == stranger_post(&s, IBV_WR_SEND, 32));

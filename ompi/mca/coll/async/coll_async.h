@@ -63,6 +63,7 @@ typedef struct mca_coll_async_component_t {
     char *tcp_if_exclude;
     int tcp_links;
     int tcp_connect_timeout;
+    size_t tcp_staging_limit;
     char *verbs_if_include;
     char *verbs_if_exclude;
     int verbs_ports;

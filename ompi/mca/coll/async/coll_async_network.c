@@ -96,6 +96,13 @@ static void describe(const char *format, ...)
     va_end(args);
 }
 
+/* A connection a transport refused; it says how many went unsaid. */
+static void say_refused(void *context, const char *line)
+{
+    (void) context;
+    opal_output_verbose(1, mca_coll_async_component.output, "coll:async: %s", line);
+}
+
 /* The TCP transport, with its address blob in the modex; NULL when it cannot
  * open (a message says why). */
 static struct coll_async_tcp *open_tcp(const struct coll_async_tcp_if *ifs, int count)
@@ -107,7 +114,9 @@ static struct coll_async_tcp *open_tcp(const struct coll_async_tcp_if *ifs, int 
                                            .nprocs = network.nprocs,
                                            .key = mca_coll_async_card_mine()->key,
                                            .max_links = c->tcp_links,
-                                           .connect_timeout_ms = c->tcp_connect_timeout * 1000};
+                                           .connect_timeout_ms = c->tcp_connect_timeout * 1000,
+                                           .staging_limit = c->tcp_staging_limit,
+                                           .on_refused = say_refused};
     unsigned char blob[COLL_ASYNC_TCP_ADDRESS_MAX];
     struct coll_async_tcp *tcp = NULL;
     int length = 0, rc;
@@ -179,13 +188,6 @@ static void unwatch_freed_memory(void)
         (void) mca_base_framework_close(&opal_memory_base_framework);
         network.memory_hooks = false;
     }
-}
-
-/* A connection the verbs transport refused; it says how many went unsaid. */
-static void say_refused(void *context, const char *line)
-{
-    (void) context;
-    opal_output_verbose(1, mca_coll_async_component.output, "coll:async: %s", line);
 }
 
 /* The verbs transport, with its address blob in the modex; NULL when this

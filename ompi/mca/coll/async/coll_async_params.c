@@ -33,6 +33,11 @@ const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS] = {
 /* Timeouts in seconds become milliseconds in an int. */
 #define MAX_TIMEOUT_S (INT_MAX / 1000)
 #define MAX_TIMEOUT_TEXT "2147483"
+/* TCP staging: at least one default eager message's worth, at most 1 TiB. */
+#define DEFAULT_TCP_STAGING ((size_t) 64 << 20)
+#define MIN_TCP_STAGING ((size_t) 64 << 10)
+#define MAX_TCP_STAGING ((size_t) 1 << 40)
+#define TCP_STAGING_RANGE "65536 (64 KiB) to 1099511627776 (1 TiB); default 67108864 (64 MiB)"
 _Static_assert(MAX_TIMEOUT_S == 2147483, "MAX_TIMEOUT_TEXT says MAX_TIMEOUT_S");
 
 static int register_var(const char *name, const char *help, mca_base_var_type_t type,
@@ -282,6 +287,16 @@ static int register_network(void)
                       "collectives that need it fail with an error naming the peer "
                       "(1 to " MAX_TIMEOUT_TEXT ").",
                       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->tcp_connect_timeout);
+    if (rc < 0) {
+        return rc;
+    }
+    c->tcp_staging_limit = DEFAULT_TCP_STAGING;
+    rc = register_var("tcp_staging_limit",
+                      "Bytes of TCP transfers this process holds for receives not posted yet "
+                      "(all peers together; " TCP_STAGING_RANGE "). Past it, the connection "
+                      "such a transfer comes on is not read until its receive is posted: a "
+                      "peer, or a forged header, cannot make this process allocate more.",
+                      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->tcp_staging_limit);
     if (rc < 0) {
         return rc;
     }
@@ -543,6 +558,14 @@ int mca_coll_async_params_check(void)
         || !in_range("verbs_ports", c->verbs_ports, 0, INT_MAX, "0 (all) or a number of ports")
         || !in_range("mcast_min_nodes", c->mcast_min_nodes, 0, INT_MAX,
                      "0 (auto never takes multicast) or a number of nodes")) {
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    if (c->tcp_staging_limit < MIN_TCP_STAGING || c->tcp_staging_limit > MAX_TCP_STAGING) {
+        char given[32];
+
+        snprintf(given, sizeof(given), "%zu", c->tcp_staging_limit);
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value",
+                                 "tcp_staging_limit", given, "a number of bytes, " TCP_STAGING_RANGE);
         rc = OMPI_ERR_BAD_PARAM;
     }
     /* Written so that NaN fails too. */

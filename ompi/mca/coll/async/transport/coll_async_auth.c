@@ -90,3 +90,14 @@ uint64_t coll_async_mac(const struct coll_async_key *key, const void *data, size
     sip_rounds(&s, 4);
     return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
+
+bool coll_async_tags_equal(uint64_t a, uint64_t b)
+{
+    uint64_t diff = a ^ b;
+
+    /* Folded without a branch on the data. */
+    diff |= diff >> 32;
+    diff |= diff >> 16;
+    diff |= diff >> 8;
+    return 0 == (diff & 0xff);
+}

@@ -17,6 +17,7 @@
 #ifndef MCA_COLL_ASYNC_AUTH_H
 #define MCA_COLL_ASYNC_AUTH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,5 +33,8 @@ int coll_async_random(void *buffer, size_t length);
 
 /* SipHash-2-4 of data under key. */
 uint64_t coll_async_mac(const struct coll_async_key *key, const void *data, size_t length);
+
+/* Tags compared in constant time: how far a guess matched must not show. */
+bool coll_async_tags_equal(uint64_t a, uint64_t b);
 
 #endif /* MCA_COLL_ASYNC_AUTH_H */

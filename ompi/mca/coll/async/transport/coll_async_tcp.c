@@ -5,13 +5,31 @@
  * Every frame starts with a 32-byte header in network byte order:
  *   length (4)  payload bytes that follow
  *   type (1), 3 zero bytes
- *   tag (8)     HELLO: the sender's id
- *   offset (8)  CHUNK: where the payload goes; HELLO: link | links << 32
- *   total (8)   CHUNK: the transfer's length; HELLO: the protocol magic
- * A connector sends HELLO, the acceptor answers ACK, then both send EAGER and
- * CHUNK frames. A read takes the rest of a payload straight into its destination
- * and what follows into a small stash: the next header and, for a small message,
- * its payload too, so that one readv usually takes a whole small message.
+ *   tag (8)     EAGER, CHUNK: the message's tag
+ *   offset (8)  CHUNK: where the payload goes
+ *   total (8)   CHUNK: the transfer's length
+ * Fields a type does not use are zero. The acceptor sends CHALLENGE on accept,
+ * the connector answers HELLO, the acceptor ACK (their payloads and MACs are
+ * coll_async_tcp_handshake.h's), then both send EAGER and CHUNK frames. A lower
+ * id whose own connection on the link is under way answers a higher id's HELLO
+ * with YIELD and closes: the higher id then waits for the lower id's; without
+ * it, a connection closed before its ACK is a peer that went away.
+ *
+ * What a connection must show before it is trusted (the README's security
+ * section says why): until its HELLO checks out, an accepted connection is
+ * nobody's link; it holds one small buffer, a deadline (connect_timeout_ms: the
+ * connector's own patience) and a place among at most max_unproven such
+ * connections, the oldest closed when a new one comes; anything wrong closes
+ * it and is said through on_refused, no peer disturbed. A proven peer's frames
+ * are held to their bounds (frame_check); one that breaks them has broken the
+ * protocol, and fails the peer. Chunks for a receive not posted yet are staged
+ * up to staging_limit bytes for the whole process; past it the connection they
+ * came on is not read (back-pressure) until the receive is posted or staging
+ * drains.
+ *
+ * A read takes the rest of a payload straight into its destination and what
+ * follows into a small stash: the next header and, for a small message, its
+ * payload too, so that one readv usually takes a whole small message.
  */
 
 #define _GNU_SOURCE
@@ -31,35 +49,50 @@
 #include <unistd.h>
 
 #include "coll_async_op_queue.h"
+#include "coll_async_refusals.h"
 #include "coll_async_tcp.h"
+#include "coll_async_tcp_handshake.h"
+#include "coll_async_wire.h"
 
 #define HEADER 32
-#define HELLO_MAGIC 0x636f6c6c74637001ULL /* "colltcp", protocol version 1 */
 #define ADDRESS_MAGIC0 0xca
 #define ADDRESS_MAGIC1 0x54
 #define ADDRESS_VERSION 1
 #define DEFAULT_EAGER_LIMIT (64 * 1024)
 #define DEFAULT_CHUNK (128 * 1024)
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000
+#define DEFAULT_STAGING_LIMIT ((size_t) 64 << 20)
+#define DEFAULT_MAX_UNPROVEN 64 /* fds and ~2.5 KiB each that strangers can hold */
+#define MAX_TRANSFER ((uint64_t) 1 << 48) /* no buffer is larger: a bound on totals */
 #define EVENTS_PER_PROGRESS 32
 #define ACCEPTS_PER_EVENT 16
 #define READ_BUDGET (1024 * 1024) /* bytes one connection reads per progress call */
 #define STASH 2048                 /* bytes a read takes past the current payload */
 
-enum frame_type { FRAME_HELLO = 1, FRAME_ACK, FRAME_EAGER, FRAME_CHUNK };
+enum frame_type {
+    FRAME_HELLO = 1,
+    FRAME_ACK,
+    FRAME_EAGER,
+    FRAME_CHUNK,
+    FRAME_CHALLENGE,
+    FRAME_YIELD /* instead of ACK: the acceptor's own connection on this link wins */
+};
 
 struct frame {
     uint32_t length;
     uint8_t type;
+    bool reserved_set; /* the 3 bytes after the type are not zero */
     uint64_t tag, offset, total;
 };
 
 enum pollable { POLL_LISTENER, POLL_CONN };
 
 enum conn_state {
-    CONN_CONNECTING, /* nonblocking connect under way */
+    CONN_CONNECTING, /* connector: nonblocking connect under way */
+    CONN_CONNECTED,  /* connector: waiting for the CHALLENGE */
     CONN_HELLO_SENT, /* connector: waiting for the ACK */
-    CONN_ACCEPTED,   /* acceptor: waiting for the HELLO; no peer yet */
+    CONN_ACCEPTED,   /* acceptor: CHALLENGE sent, waiting for the HELLO; unproven, no peer */
+    CONN_PROVEN,     /* acceptor: HELLO checked; the ACK waits for the peer's key */
     CONN_ESTABLISHED,
     CONN_CLOSED      /* fd closed, freed at the end of this progress call */
 };
@@ -77,7 +110,14 @@ struct conn {
     struct coll_async_tcp_peer *peer;
     int link;
     struct sockaddr_in local, remote;
-    struct conn *next; /* on the unattached list or the graveyard */
+    struct conn *next; /* on the unproven list or the graveyard */
+
+    /* The handshake: the acceptor's challenge, the connector's hello. */
+    uint8_t challenge[COLL_ASYNC_TCP_NONCE_BYTES];
+    struct coll_async_tcp_hello hello;
+    uint8_t handshake[COLL_ASYNC_TCP_HELLO_BYTES]; /* a handshake frame's payload */
+    uint64_t deadline_ms; /* unproven: when it is closed */
+    bool stalled;         /* a chunk's header read, its payload waits for staging room */
 
     uint8_t rx_header[HEADER];
     size_t rx_header_have;
@@ -125,6 +165,7 @@ struct coll_async_tcp_peer {
     struct coll_async_tcp_op *posted;  /* bulk receives */
     struct unexpected *unexpected;
     struct coll_async_tcp_peer *next;  /* every peer record, for deadlines and destroy */
+    bool has_key;                      /* added: its proven connections can be answered */
     int error;
     char message[256];
 };
@@ -137,11 +178,18 @@ struct coll_async_tcp {
     int epfd;
     struct coll_async_tcp_peer **peers; /* [nprocs] */
     struct coll_async_tcp_peer *all_peers;
-    struct conn *unattached, *graveyard;
+    struct conn *unproven, *graveyard; /* unproven: newest first */
     struct op_queue done;
     int connections;   /* sockets to peers */
     int pending_links; /* links with a deadline */
+    int nunproven;     /* accepted connections whose HELLO has not come */
+    int stalled;       /* connections not read until staging has room */
+    size_t staged;     /* bytes of staging buffers */
+    struct coll_async_refusals refusals;
 };
+
+static void conn_challenge(struct coll_async_tcp *tcp, struct conn *conn);
+static void conn_read(struct coll_async_tcp *tcp, struct conn *conn);
 
 /* Small helpers */
 
@@ -153,20 +201,6 @@ static uint64_t now_ms(void)
     return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
 }
 
-static void put_be64(uint8_t *p, uint64_t value)
-{
-    value = htobe64(value);
-    memcpy(p, &value, 8);
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-    uint64_t value;
-
-    memcpy(&value, p, 8);
-    return be64toh(value);
-}
-
 static void encode_frame(uint8_t *p, const struct frame *frame)
 {
     uint32_t length = htonl(frame->length);
@@ -174,9 +208,9 @@ static void encode_frame(uint8_t *p, const struct frame *frame)
     memcpy(p, &length, 4);
     p[4] = frame->type;
     p[5] = p[6] = p[7] = 0;
-    put_be64(p + 8, frame->tag);
-    put_be64(p + 16, frame->offset);
-    put_be64(p + 24, frame->total);
+    coll_async_put_be64(p + 8, frame->tag);
+    coll_async_put_be64(p + 16, frame->offset);
+    coll_async_put_be64(p + 24, frame->total);
 }
 
 static void decode_frame(const uint8_t *p, struct frame *frame)
@@ -186,9 +220,10 @@ static void decode_frame(const uint8_t *p, struct frame *frame)
     memcpy(&length, p, 4);
     frame->length = ntohl(length);
     frame->type = p[4];
-    frame->tag = get_be64(p + 8);
-    frame->offset = get_be64(p + 16);
-    frame->total = get_be64(p + 24);
+    frame->reserved_set = 0 != (p[5] | p[6] | p[7]);
+    frame->tag = coll_async_get_be64(p + 8);
+    frame->offset = coll_async_get_be64(p + 16);
+    frame->total = coll_async_get_be64(p + 24);
 }
 
 static struct sockaddr_in sockaddr_of(struct in_addr addr, uint16_t port)
@@ -259,8 +294,12 @@ static int run_completions(struct coll_async_tcp *tcp)
 
 static int conn_set_events(struct coll_async_tcp *tcp, struct conn *conn, uint32_t events)
 {
-    struct epoll_event ev = {.events = events, .data.ptr = conn};
+    struct epoll_event ev = {.data.ptr = conn};
 
+    if (conn->stalled) {
+        events &= ~(uint32_t) EPOLLIN; /* back-pressure: read on once staging has room */
+    }
+    ev.events = events;
     if (events == conn->events) {
         return 0;
     }
@@ -294,12 +333,29 @@ static struct conn *conn_new(struct coll_async_tcp *tcp, int fd, enum conn_state
     return conn;
 }
 
+static void unproven_remove(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    for (struct conn **p = &tcp->unproven; NULL != *p; p = &(*p)->next) {
+        if (*p == conn) {
+            *p = conn->next;
+            --tcp->nunproven;
+            return;
+        }
+    }
+}
+
 /* Closes the socket now; the struct lives until this progress call ends, since
  * the epoll events already fetched may point to it. */
 static void conn_close(struct coll_async_tcp *tcp, struct conn *conn)
 {
     if (CONN_CLOSED == conn->state) {
         return;
+    }
+    if (CONN_ACCEPTED == conn->state) {
+        unproven_remove(tcp, conn);
+    }
+    if (conn->stalled) {
+        --tcp->stalled;
     }
     close(conn->fd);
     conn->fd = -1;
@@ -320,16 +376,6 @@ static void bury(struct coll_async_tcp *tcp)
     }
 }
 
-static void unattached_remove(struct coll_async_tcp *tcp, struct conn *conn)
-{
-    for (struct conn **p = &tcp->unattached; NULL != *p; p = &(*p)->next) {
-        if (*p == conn) {
-            *p = conn->next;
-            return;
-        }
-    }
-}
-
 static const char *if_name_of(const struct coll_async_tcp *tcp, struct in_addr addr)
 {
     for (int i = 0; i < tcp->config.nifs; ++i) {
@@ -338,6 +384,63 @@ static const char *if_name_of(const struct coll_async_tcp *tcp, struct in_addr a
         }
     }
     return "?";
+}
+
+/* Unproven connections: refused, timed out, or the oldest past the cap. None
+ * is a peer's link yet, so closing one disturbs no peer. */
+
+static void refuse(struct coll_async_tcp *tcp, struct conn *conn, const char *why)
+{
+    char local[INET_ADDRSTRLEN] = "?", remote[INET_ADDRSTRLEN] = "?", claim[64] = "";
+
+    inet_ntop(AF_INET, &conn->local.sin_addr, local, sizeof(local));
+    inet_ntop(AF_INET, &conn->remote.sin_addr, remote, sizeof(remote));
+    if (0 != conn->hello.nlinks) {
+        snprintf(claim, sizeof(claim), " as process %u, link %u", conn->hello.from,
+                 conn->hello.link);
+    }
+    coll_async_refusals_say(&tcp->refusals, "tcp: refused a connection on %s %s:%u from %s:%u%s: %s",
+                            if_name_of(tcp, conn->local.sin_addr), local,
+                            ntohs(conn->local.sin_port), remote, ntohs(conn->remote.sin_port),
+                            claim, why);
+    conn_close(tcp, conn);
+}
+
+static void check_unproven(struct coll_async_tcp *tcp)
+{
+    uint64_t now = now_ms();
+    struct conn *conn = tcp->unproven;
+
+    while (NULL != conn) {
+        struct conn *next = conn->next;
+
+        if (now >= conn->deadline_ms) {
+            char why[64];
+
+            snprintf(why, sizeof(why), "it did not prove itself within %d ms",
+                     tcp->config.connect_timeout_ms);
+            refuse(tcp, conn, why);
+        }
+        conn = next;
+    }
+}
+
+/* Makes room for one more unproven connection: the oldest goes, so that strangers
+ * that keep connections open cannot lock the job's own out. */
+static void unproven_make_room(struct coll_async_tcp *tcp)
+{
+    struct conn *oldest = tcp->unproven;
+    char why[80];
+
+    if (tcp->nunproven < tcp->config.max_unproven) {
+        return;
+    }
+    while (NULL != oldest->next) {
+        oldest = oldest->next;
+    }
+    snprintf(why, sizeof(why), "the oldest of %d connections not proven yet, closed for a new one",
+             tcp->nunproven);
+    refuse(tcp, oldest, why);
 }
 
 /* Links: deadlines */
@@ -400,8 +503,11 @@ static void fail_receives(struct coll_async_tcp *tcp, struct coll_async_tcp_peer
         struct coll_async_tcp_op *op = peer->posted;
 
         peer->posted = op->next;
-        free(op->staging);
-        op->staging = NULL;
+        if (NULL != op->staging) {
+            tcp->staged -= op->bytes;
+            free(op->staging);
+            op->staging = NULL;
+        }
         op_fail(op, peer);
         op_release(tcp, op);
     }
@@ -409,6 +515,7 @@ static void fail_receives(struct coll_async_tcp *tcp, struct coll_async_tcp_peer
         struct unexpected *u = peer->unexpected;
 
         peer->unexpected = u->next;
+        tcp->staged -= u->total;
         free(u->staging);
         free(u);
     }
@@ -452,8 +559,7 @@ static void peer_fail(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *pe
 static void conn_fail(struct coll_async_tcp *tcp, struct conn *conn, const char *what, int err)
 {
     if (NULL == conn->peer) {
-        unattached_remove(tcp, conn);
-        conn_close(tcp, conn);
+        refuse(tcp, conn, what);
         return;
     }
     peer_fail(tcp, conn->peer, conn->link, what, err);
@@ -660,25 +766,23 @@ static void conn_write(struct coll_async_tcp *tcp, struct conn *conn)
     }
 }
 
-static int conn_send_control(struct conn *conn, const struct frame *frame)
+/* Sends a handshake frame; a fresh socket has room for it. */
+static int conn_send_control(struct conn *conn, enum frame_type type, const uint8_t *payload,
+                             size_t length)
 {
-    uint8_t header[HEADER];
+    struct frame frame = {.type = type, .length = (uint32_t) length};
+    uint8_t data[HEADER + COLL_ASYNC_TCP_HELLO_BYTES];
     ssize_t n;
 
-    encode_frame(header, frame);
-    n = send(conn->fd, header, HEADER, MSG_NOSIGNAL | MSG_DONTWAIT);
+    encode_frame(data, &frame);
+    if (length > 0) {
+        memcpy(data + HEADER, payload, length);
+    }
+    n = send(conn->fd, data, HEADER + length, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
         return -errno;
     }
-    return HEADER == n ? 0 : -EIO; /* a fresh socket has room for one header */
-}
-
-static int conn_send_hello(struct coll_async_tcp *tcp, struct conn *conn)
-{
-    struct frame hello = {.type = FRAME_HELLO, .tag = tcp->config.self, .total = HELLO_MAGIC};
-
-    hello.offset = (uint64_t) conn->link | (uint64_t) conn->peer->nlinks << 32;
-    return conn_send_control(conn, &hello);
+    return HEADER + length == (size_t) n ? 0 : -EIO;
 }
 
 /* Connecting */
@@ -702,13 +806,10 @@ static void conn_connected(struct coll_async_tcp *tcp, struct conn *conn)
         conn_fail(tcp, conn, "connect", -err);
         return;
     }
-    rc = conn_send_hello(tcp, conn);
-    if (0 == rc) {
-        conn->state = CONN_HELLO_SENT;
-        rc = conn_set_events(tcp, conn, EPOLLIN);
-    }
+    conn->state = CONN_CONNECTED;
+    rc = conn_set_events(tcp, conn, EPOLLIN);
     if (0 != rc) {
-        conn_fail(tcp, conn, "send hello", rc);
+        conn_fail(tcp, conn, "connect", rc);
     }
 }
 
@@ -801,6 +902,7 @@ static void accept_some(struct coll_async_tcp *tcp, struct listener *listener)
         if (fd < 0) {
             return; /* EAGAIN, or a connection that died in the backlog */
         }
+        unproven_make_room(tcp);
         conn = socket_nodelay(fd) ? NULL : conn_new(tcp, fd, CONN_ACCEPTED, EPOLLIN);
         if (NULL == conn) {
             close(fd);
@@ -809,8 +911,11 @@ static void accept_some(struct coll_async_tcp *tcp, struct listener *listener)
         conn->remote = remote;
         len = sizeof(conn->local);
         (void) getsockname(fd, (struct sockaddr *) &conn->local, &len);
-        conn->next = tcp->unattached;
-        tcp->unattached = conn;
+        conn->deadline_ms = now_ms() + (uint64_t) tcp->config.connect_timeout_ms;
+        conn->next = tcp->unproven;
+        tcp->unproven = conn;
+        ++tcp->nunproven;
+        conn_challenge(tcp, conn);
     }
 }
 
@@ -835,30 +940,57 @@ static bool link_takes(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *p
     return true;
 }
 
-static void conn_hello(struct coll_async_tcp *tcp, struct conn *conn, const struct frame *hello)
+/* The acceptor's first frame: a challenge no earlier handshake answered. */
+static void conn_challenge(struct coll_async_tcp *tcp, struct conn *conn)
 {
-    uint32_t l = (uint32_t) hello->offset, nlinks = (uint32_t) (hello->offset >> 32);
-    struct coll_async_tcp_peer *peer = NULL;
-    struct frame ack = {.type = FRAME_ACK};
+    uint8_t payload[COLL_ASYNC_TCP_CHALLENGE_BYTES];
+    int rc = coll_async_random(conn->challenge, sizeof(conn->challenge));
+
+    if (0 == rc) {
+        coll_async_tcp_challenge_encode(conn->challenge, payload);
+        rc = conn_send_control(conn, FRAME_CHALLENGE, payload, sizeof(payload));
+    }
+    if (0 != rc) {
+        refuse(tcp, conn, "could not send the challenge");
+    }
+}
+
+/* The connector's answer: its hello, with its proof under the acceptor's key. */
+static void conn_challenged(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    struct coll_async_tcp_peer *peer = conn->peer;
+    uint8_t payload[COLL_ASYNC_TCP_HELLO_BYTES];
     int rc;
 
-    unattached_remove(tcp, conn);
-    if (FRAME_HELLO == hello->type && HELLO_MAGIC == hello->total && hello->tag <= UINT32_MAX
-        && l < nlinks && nlinks <= COLL_ASYNC_TCP_MAX_LINKS) {
-        peer = peer_get(tcp, (uint32_t) hello->tag);
-    }
-    if (NULL == peer || 0 != peer->error || !link_takes(tcp, peer, &peer->links[l])) {
-        conn_close(tcp, conn);
+    if (0 != coll_async_tcp_challenge_decode(conn->handshake, conn->challenge)) {
+        conn_fail(tcp, conn, "handshake: the peer speaks another protocol version", -EPROTO);
         return;
     }
-    if ((int) nlinks > peer->nlinks) {
-        peer->nlinks = (int) nlinks;
+    conn->hello = (struct coll_async_tcp_hello){.from = tcp->config.self,
+                                                .to = peer->id,
+                                                .link = (uint8_t) conn->link,
+                                                .nlinks = (uint8_t) peer->nlinks};
+    rc = coll_async_random(conn->hello.nonce, sizeof(conn->hello.nonce));
+    if (0 == rc) {
+        conn->hello.tag = coll_async_tcp_hello_tag(&peer->key, &conn->hello, conn->challenge);
+        coll_async_tcp_hello_encode(&conn->hello, payload);
+        rc = conn_send_control(conn, FRAME_HELLO, payload, sizeof(payload));
     }
-    conn->peer = peer;
-    conn->link = (int) l;
-    peer->links[l].conn = conn;
-    link_settle(tcp, &peer->links[l]);
-    rc = conn_send_control(conn, &ack);
+    if (0 != rc) {
+        conn_fail(tcp, conn, "send hello", rc);
+        return;
+    }
+    conn->state = CONN_HELLO_SENT;
+}
+
+/* The acceptor's proof, under the connector's key: the link is established. */
+static void conn_send_ack(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    uint8_t payload[COLL_ASYNC_TCP_ACK_BYTES];
+    int rc;
+
+    coll_async_put_be64(payload, coll_async_tcp_ack_tag(&conn->peer->key, &conn->hello, conn->challenge));
+    rc = conn_send_control(conn, FRAME_ACK, payload, sizeof(payload));
     if (0 != rc) {
         conn_fail(tcp, conn, "send ack", rc);
         return;
@@ -867,15 +999,100 @@ static void conn_hello(struct coll_async_tcp *tcp, struct conn *conn, const stru
     conn_write(tcp, conn);
 }
 
-static void conn_ack(struct coll_async_tcp *tcp, struct conn *conn, const struct frame *ack)
+/* Why a hello does not make its connection a peer's link; NULL when it does. */
+static const char *hello_refusal(const struct coll_async_tcp *tcp, struct conn *conn)
 {
-    if (FRAME_ACK != ack->type) {
-        conn_fail(tcp, conn, "handshake", -EPROTO);
+    const struct coll_async_tcp_hello *hello = &conn->hello;
+
+    if (0 != coll_async_tcp_hello_decode(conn->handshake, &conn->hello)) {
+        return "not a coll/async hello of this version";
+    }
+    if (hello->to != tcp->config.self) {
+        return "its hello is for another process";
+    }
+    if (hello->from >= tcp->config.nprocs || hello->from == tcp->config.self
+        || hello->link >= hello->nlinks || hello->nlinks > COLL_ASYNC_TCP_MAX_LINKS) {
+        return "its hello names no peer or link of this job";
+    }
+    if (!coll_async_tags_equal(hello->tag, coll_async_tcp_hello_tag(&tcp->config.key, hello,
+                                                                      conn->challenge))) {
+        return "a wrong hello: it does not hold this process's key, or replays an old handshake";
+    }
+    return NULL;
+}
+
+/* The acceptor checks the hello with its own key; only then is the connection
+ * the peer's link. The ACK needs the peer's key: it waits for add_peer when
+ * the peer connected first. */
+static void conn_hello(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    const char *why = hello_refusal(tcp, conn);
+    struct coll_async_tcp_peer *peer;
+    int l = conn->hello.link;
+
+    if (NULL != why) {
+        refuse(tcp, conn, why);
+        return;
+    }
+    unproven_remove(tcp, conn);
+    conn->state = CONN_PROVEN;
+    peer = peer_get(tcp, conn->hello.from);
+    if (NULL == peer || 0 != peer->error) {
+        conn_close(tcp, conn);
+        return;
+    }
+    if (!link_takes(tcp, peer, &peer->links[l])) {
+        (void) conn_send_control(conn, FRAME_YIELD, NULL, 0);
+        conn_close(tcp, conn);
+        return;
+    }
+    if (conn->hello.nlinks > peer->nlinks) {
+        peer->nlinks = conn->hello.nlinks;
+    }
+    conn->peer = peer;
+    conn->link = l;
+    peer->links[l].conn = conn;
+    link_settle(tcp, &peer->links[l]);
+    if (peer->has_key) {
+        conn_send_ack(tcp, conn);
+    }
+}
+
+/* The connector checks the ACK with its own key: whoever answered at the peer's
+ * address is the peer. */
+static void conn_ack(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    uint64_t expected = coll_async_tcp_ack_tag(&tcp->config.key, &conn->hello, conn->challenge);
+
+    if (!coll_async_tags_equal(coll_async_get_be64(conn->handshake), expected)) {
+        coll_async_refusals_say(&tcp->refusals,
+                                "tcp: refused the process that accepted a connection to peer "
+                                "%u, link %d: it did not prove it holds this process's key",
+                                conn->peer->id, conn->link);
+        conn_fail(tcp, conn,
+                  "handshake: the accepting process did not prove it is the peer (another "
+                  "process at its address?)",
+                  -EACCES);
         return;
     }
     conn->state = CONN_ESTABLISHED;
     link_settle(tcp, &conn->peer->links[conn->link]);
     conn_write(tcp, conn);
+}
+
+/* A higher id lost a simultaneous connect: it waits for the lower id's
+ * connection on that link (the link's deadline still runs). */
+static void conn_yielded(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    struct link *link = &conn->peer->links[conn->link];
+
+    if (conn->peer->id > tcp->config.self) {
+        conn_fail(tcp, conn, "handshake: a higher id yielded", -EPROTO);
+        return;
+    }
+    link->conn = NULL;
+    link->waiting = true;
+    conn_close(tcp, conn);
 }
 
 /* Receiving */
@@ -914,56 +1131,65 @@ static void recv_finish(struct coll_async_tcp *tcp, struct coll_async_tcp_op *op
 {
     if (NULL != op->staging) {
         memcpy(op->buffer, op->staging, op->bytes);
+        tcp->staged -= op->bytes;
         free(op->staging);
         op->staging = NULL;
     }
     op_release(tcp, op);
 }
 
-static char *unexpected_target(struct coll_async_tcp_peer *peer, const struct frame *frame)
+/* Staging for a chunk whose receive is not posted: NULL with -EAGAIN while the
+ * transfer does not fit under staging_limit (back-pressure), -ENOMEM, or
+ * -EPROTO for a total other than the transfer's first chunk said. */
+static char *unexpected_target(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
+                               const struct frame *frame, int *rc)
 {
     struct unexpected *u = find_unexpected(peer, frame->tag);
 
     if (NULL == u) {
+        if (frame->total > tcp->config.staging_limit - tcp->staged) {
+            *rc = -EAGAIN;
+            return NULL;
+        }
         u = calloc(1, sizeof(*u));
         if (NULL == u || NULL == (u->staging = malloc(frame->total ? frame->total : 1))) {
             free(u);
+            *rc = -ENOMEM;
             return NULL;
         }
         u->tag = frame->tag;
         u->total = frame->total;
         u->next = peer->unexpected;
         peer->unexpected = u;
+        tcp->staged += u->total;
     }
-    return u->total == frame->total ? u->staging : NULL;
+    *rc = u->total == frame->total ? 0 : -EPROTO;
+    return u->staging;
 }
 
-/* Where a chunk's payload goes: the posted buffer, or staging. 0 or -EPROTO. */
-static int chunk_target(struct coll_async_tcp_peer *peer, const struct frame *frame, char **dst)
+/* Where a chunk's payload goes: the posted buffer, or staging. 0, -EAGAIN (no
+ * staging room yet), -ENOMEM or -EPROTO. */
+static int chunk_target(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
+                        const struct frame *frame, char **dst)
 {
     struct coll_async_tcp_op *op = find_posted(peer, frame->tag);
-    bool fits;
+    int rc = 0;
 
-    if (frame->offset > frame->total || frame->length > frame->total - frame->offset) {
-        return -EPROTO;
-    }
     if (NULL == op) {
-        *dst = unexpected_target(peer, frame);
-        fits = NULL != *dst;
+        *dst = unexpected_target(tcp, peer, frame, &rc);
     } else if (!op->has_total) {
         op->has_total = true;
         op->bytes = frame->total;
         *dst = op->buffer;
-        fits = frame->total <= op->length;
+        rc = frame->total <= op->length ? 0 : -EPROTO;
     } else {
         *dst = NULL != op->staging ? op->staging : op->buffer;
-        fits = frame->total == op->bytes;
+        rc = frame->total == op->bytes ? 0 : -EPROTO;
     }
-    if (!fits) {
-        return -EPROTO;
+    if (0 == rc) {
+        *dst += frame->offset;
     }
-    *dst += frame->offset;
-    return 0;
+    return rc;
 }
 
 static void chunk_arrived(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
@@ -1005,7 +1231,15 @@ static void frame_end(struct coll_async_tcp *tcp, struct conn *conn)
     struct coll_async_tcp_peer *peer = conn->peer;
 
     conn->rx_in_payload = false;
-    if (FRAME_CHUNK == frame->type) {
+    if (CONN_ACCEPTED == conn->state) {
+        conn_hello(tcp, conn);
+    } else if (CONN_CONNECTED == conn->state) {
+        conn_challenged(tcp, conn);
+    } else if (CONN_HELLO_SENT == conn->state && FRAME_YIELD == frame->type) {
+        conn_yielded(tcp, conn);
+    } else if (CONN_HELLO_SENT == conn->state) {
+        conn_ack(tcp, conn);
+    } else if (FRAME_CHUNK == frame->type) {
         chunk_arrived(tcp, peer, frame);
     } else if (NULL != tcp->config.on_eager) {
         tcp->config.on_eager(tcp->config.context, peer->id, frame->tag, conn->eager_buffer,
@@ -1013,57 +1247,182 @@ static void frame_end(struct coll_async_tcp *tcp, struct conn *conn)
     }
 }
 
-/* Acts on a complete header: handshake frames at once, data frames set up the payload. */
-static void frame_begin(struct coll_async_tcp *tcp, struct conn *conn)
+/* The handshake frame each state waits for, and its payload's length. */
+static bool handshake_expects(enum conn_state state, uint8_t *type, uint32_t *length)
 {
-    struct frame *frame = &conn->rx_frame;
-    int rc;
-
-    decode_frame(conn->rx_header, frame);
-    conn->rx_header_have = 0;
-    if (CONN_ACCEPTED == conn->state) {
-        conn_hello(tcp, conn, frame);
-        return;
+    switch (state) {
+    case CONN_ACCEPTED:
+        *type = FRAME_HELLO;
+        *length = COLL_ASYNC_TCP_HELLO_BYTES;
+        return true;
+    case CONN_CONNECTED:
+        *type = FRAME_CHALLENGE;
+        *length = COLL_ASYNC_TCP_CHALLENGE_BYTES;
+        return true;
+    case CONN_HELLO_SENT:
+        *type = FRAME_ACK;
+        *length = COLL_ASYNC_TCP_ACK_BYTES;
+        return true;
+    default:
+        return false;
     }
-    if (CONN_HELLO_SENT == conn->state) {
-        conn_ack(tcp, conn, frame);
-        return;
+}
+
+/* Why a frame breaks the protocol (written into why), or NULL: the header's
+ * bounds, before a byte of its payload is read or any memory set aside. */
+static const char *frame_check(const struct coll_async_tcp *tcp, const struct conn *conn,
+                               const struct frame *frame, char *why, size_t size)
+{
+    uint8_t type;
+    uint32_t length;
+
+    if (CONN_HELLO_SENT == conn->state && FRAME_YIELD == frame->type) {
+        type = FRAME_YIELD;
+        length = 0;
+    } else if (!handshake_expects(conn->state, &type, &length)) {
+        type = 0;
+    }
+    if (0 != type) {
+        if (frame->type != type || frame->length != length || frame->reserved_set
+            || 0 != (frame->tag | frame->offset | frame->total)) {
+            snprintf(why, size, "handshake: a frame of type %u and %u bytes where a %s was due",
+                     frame->type, frame->length,
+                     FRAME_HELLO == type       ? "hello"
+                     : FRAME_CHALLENGE == type ? "challenge"
+                                               : "ack or yield");
+            return why;
+        }
+        return NULL;
+    }
+    if (CONN_PROVEN == conn->state) {
+        return "receive: a frame before this process acknowledged the peer's hello";
+    }
+    if (frame->reserved_set || (FRAME_EAGER == frame->type && 0 != (frame->offset | frame->total))) {
+        return "receive: a frame whose reserved fields are not zero";
     }
     if (FRAME_EAGER == frame->type) {
-        rc = eager_target(conn, frame->length);
-        conn->rx_dst = conn->eager_buffer;
-    } else {
-        rc = FRAME_CHUNK == frame->type ? chunk_target(conn->peer, frame, &conn->rx_dst) : -EPROTO;
+        if (frame->length > tcp->config.eager_limit) {
+            snprintf(why, size, "receive: an eager message of %u bytes, above the eager limit (%zu)",
+                     frame->length, tcp->config.eager_limit);
+            return why;
+        }
+        return NULL;
     }
-    if (0 != rc) {
-        conn_fail(tcp, conn,
-                  -EPROTO == rc ? "receive: a frame of unknown type, or a bulk transfer longer "
-                                  "than the receive posted for its tag"
-                                : "receive",
-                  rc);
-        return;
+    if (FRAME_CHUNK != frame->type) {
+        snprintf(why, size, "receive: a frame of unknown type %u", frame->type);
+        return why;
     }
+    if (frame->total > MAX_TRANSFER || frame->offset > frame->total
+        || frame->length > frame->total - frame->offset) {
+        snprintf(why, size, "receive: a chunk of %u bytes at %llu, past its transfer's %llu bytes",
+                 frame->length, (unsigned long long) frame->offset,
+                 (unsigned long long) frame->total);
+        return why;
+    }
+    return NULL;
+}
+
+static void payload_begin(struct coll_async_tcp *tcp, struct conn *conn, char *dst)
+{
+    conn->rx_dst = dst;
     conn->rx_in_payload = true;
     conn->rx_have = 0;
-    if (0 == frame->length) {
+    if (0 == conn->rx_frame.length) {
         frame_end(tcp, conn);
     }
 }
 
-/*
- * End of stream or an error. A higher id whose hello the lower id closed lost a
- * simultaneous connect: it waits for the lower id's connection on that link.
- */
+/* Where a data frame's payload goes, or a failure of the peer. -EAGAIN: a chunk
+ * that must wait for staging room (the caller stalls the connection). */
+static int data_target(struct coll_async_tcp *tcp, struct conn *conn, char **dst)
+{
+    const struct frame *frame = &conn->rx_frame;
+    int rc;
+
+    if (FRAME_EAGER == frame->type) {
+        rc = eager_target(conn, frame->length);
+        *dst = conn->eager_buffer;
+    } else {
+        rc = chunk_target(tcp, conn->peer, frame, dst);
+    }
+    if (0 != rc && -EAGAIN != rc) {
+        conn_fail(tcp, conn,
+                  -EPROTO == rc ? "receive: a bulk transfer longer than the receive posted for "
+                                  "its tag, or of two lengths"
+                                : "receive",
+                  rc);
+    }
+    return rc;
+}
+
+/* Acts on a complete header: checks it, then sets up where its payload goes. */
+static void frame_begin(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    struct frame *frame = &conn->rx_frame;
+    char why[160], *dst = NULL;
+    const char *broken;
+    int rc;
+
+    decode_frame(conn->rx_header, frame);
+    conn->rx_header_have = 0;
+    broken = frame_check(tcp, conn, frame, why, sizeof(why));
+    if (NULL != broken) {
+        conn_fail(tcp, conn, broken, -EPROTO); /* unproven: refused, no peer disturbed */
+        return;
+    }
+    if (CONN_ESTABLISHED != conn->state) {
+        payload_begin(tcp, conn, (char *) conn->handshake); /* frame_check: its length fits */
+        return;
+    }
+    rc = data_target(tcp, conn, &dst);
+    if (-EAGAIN == rc) {
+        conn->stalled = true;
+        ++tcp->stalled;
+        (void) conn_set_events(tcp, conn, conn->events);
+    } else if (0 == rc) {
+        payload_begin(tcp, conn, dst);
+    }
+}
+
+/* A stalled connection's chunk, once its receive is posted or staging has room. */
+static bool conn_resume(struct coll_async_tcp *tcp, struct conn *conn)
+{
+    char *dst = NULL;
+    int rc = data_target(tcp, conn, &dst);
+
+    if (-EAGAIN == rc || CONN_CLOSED == conn->state) {
+        return false;
+    }
+    conn->stalled = false;
+    --tcp->stalled;
+    (void) conn_set_events(tcp, conn, conn->events | EPOLLIN);
+    payload_begin(tcp, conn, dst);
+    conn_read(tcp, conn);
+    return true;
+}
+
+static int resume_stalled(struct coll_async_tcp *tcp)
+{
+    int resumed = 0;
+
+    for (struct coll_async_tcp_peer *peer = tcp->all_peers; NULL != peer; peer = peer->next) {
+        for (int l = 0; l < peer->nlinks && 0 != tcp->stalled; ++l) {
+            struct conn *conn = peer->links[l].conn;
+
+            if (NULL != conn && conn->stalled && conn_resume(tcp, conn)) {
+                ++resumed;
+            }
+        }
+    }
+    return resumed;
+}
+
+/* End of stream or an error. */
 static void conn_closed(struct coll_async_tcp *tcp, struct conn *conn, int err)
 {
-    struct coll_async_tcp_peer *peer = conn->peer;
-
-    if (CONN_HELLO_SENT == conn->state && 0 == err && peer->id < tcp->config.self) {
-        struct link *link = &peer->links[conn->link];
-
-        link->conn = NULL;
-        link->waiting = true;
-        conn_close(tcp, conn);
+    if (CONN_ACCEPTED == conn->state) {
+        refuse(tcp, conn,
+               0 == err ? "it closed before proving itself" : "it failed before proving itself");
         return;
     }
     if (0 == err) {
@@ -1141,7 +1500,7 @@ static void conn_read(struct coll_async_tcp *tcp, struct conn *conn)
     size_t budget = READ_BUDGET;
     bool drained = false;
 
-    while (CONN_CLOSED != conn->state) {
+    while (CONN_CLOSED != conn->state && !conn->stalled) {
         size_t wanted;
         ssize_t n;
 
@@ -1204,14 +1563,22 @@ int coll_async_tcp_progress(struct coll_async_tcp *tcp)
     struct epoll_event events[EVENTS_PER_PROGRESS];
     int n = epoll_wait(tcp->epfd, events, EVENTS_PER_PROGRESS, 0);
 
+    int resumed = 0;
+
     for (int i = 0; i < n; ++i) {
         dispatch(tcp, &events[i]);
+    }
+    if (0 != tcp->stalled) {
+        resumed = resume_stalled(tcp);
     }
     if (0 != tcp->pending_links) {
         check_deadlines(tcp);
     }
+    if (0 != tcp->nunproven) {
+        check_unproven(tcp);
+    }
     bury(tcp);
-    return (n > 0 ? n : 0) + run_completions(tcp);
+    return (n > 0 ? n : 0) + resumed + run_completions(tcp);
 }
 
 int coll_async_tcp_fd(const struct coll_async_tcp *tcp)
@@ -1397,7 +1764,15 @@ int coll_async_tcp_add_peer(struct coll_async_tcp *tcp, uint32_t id,
         return -EEXIST;
     }
     peer->key = *key;
+    peer->has_key = true;
     peer_route(tcp, peer, addrs, count);
+    for (int l = 0; l < peer->nlinks; ++l) {
+        struct conn *conn = peer->links[l].conn;
+
+        if (NULL != conn && CONN_PROVEN == conn->state) {
+            conn_send_ack(tcp, conn); /* it connected before this process knew its key */
+        }
+    }
     return 0;
 }
 
@@ -1440,6 +1815,12 @@ static void config_defaults(struct coll_async_tcp_config *config)
     if (config->connect_timeout_ms <= 0) {
         config->connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
     }
+    if (0 == config->staging_limit) {
+        config->staging_limit = DEFAULT_STAGING_LIMIT;
+    }
+    if (config->max_unproven <= 0) {
+        config->max_unproven = DEFAULT_MAX_UNPROVEN;
+    }
     if (config->eager_limit > UINT32_MAX || config->chunk_size > UINT32_MAX) {
         config->eager_limit = config->chunk_size = 0; /* frame lengths are 32-bit */
     }
@@ -1463,6 +1844,8 @@ int coll_async_tcp_create(struct coll_async_tcp **out, const struct coll_async_t
     config_defaults(&tcp->config);
     memcpy(tcp->ifs, config->ifs, sizeof(tcp->ifs[0]) * (size_t) config->nifs);
     tcp->config.ifs = tcp->ifs;
+    tcp->refusals.say = config->on_refused;
+    tcp->refusals.context = config->context;
     for (int i = 0; i < COLL_ASYNC_TCP_MAX_IFS; ++i) {
         tcp->listeners[i].fd = -1;
     }
@@ -1493,11 +1876,8 @@ void coll_async_tcp_destroy(struct coll_async_tcp *tcp)
         peer_fail(tcp, peer, 0, "transport closed", -ECANCELED);
     }
     run_completions(tcp);
-    while (NULL != tcp->unattached) {
-        struct conn *conn = tcp->unattached;
-
-        tcp->unattached = conn->next;
-        conn_close(tcp, conn);
+    while (NULL != tcp->unproven) {
+        conn_close(tcp, tcp->unproven);
     }
     bury(tcp);
     while (NULL != tcp->all_peers) {
@@ -1523,6 +1903,15 @@ void coll_async_tcp_destroy(struct coll_async_tcp *tcp)
 int coll_async_tcp_connections(const struct coll_async_tcp *tcp)
 {
     return tcp->connections;
+}
+
+void coll_async_tcp_guard_stats(const struct coll_async_tcp *tcp,
+                                struct coll_async_tcp_guard_stats *stats)
+{
+    stats->unproven = tcp->nunproven;
+    stats->refused = tcp->refusals.count;
+    stats->stalled = tcp->stalled;
+    stats->staged = tcp->staged;
 }
 
 int coll_async_tcp_link_stats(const struct coll_async_tcp *tcp, uint32_t id,

@@ -34,6 +34,13 @@
  * fails every operation on it with -errno and a message naming the peer, the
  * link's addresses and the cause; later posts to it fail at once.
  *
+ * Trust: a connection is a peer's link only once both sides have proved they
+ * hold the other's key (coll_async_tcp_handshake.h); strangers are refused,
+ * said through on_refused, and never disturb a peer. A proven peer's frames are
+ * held to their bounds; staging for receives not posted yet is bounded by
+ * staging_limit, past which the transport stops reading the connection until
+ * the receive is posted.
+ *
  * Not thread-safe: one thread at a time calls in (the engine's driver).
  * Pure C with no Open MPI dependency.
  */
@@ -46,6 +53,7 @@
 #include <stdint.h>
 
 #include "coll_async_auth.h"
+#include "coll_async_refusals.h"
 #include "coll_async_tcp_if.h"
 
 #define COLL_ASYNC_TCP_MAX_LINKS COLL_ASYNC_TCP_MAX_IFS
@@ -72,7 +80,13 @@ struct coll_async_tcp_config {
     size_t eager_limit;                  /* largest eager message; 0: 64 KiB */
     size_t chunk_size;                   /* bulk striping unit; 0: 128 KiB */
     int max_links;                       /* connections per peer; 0: as many as pairs */
-    int connect_timeout_ms;              /* 0: 10 s */
+    int connect_timeout_ms;              /* 0: 10 s; also how long an accepted connection
+                                          * may take to prove itself */
+    int max_unproven;                    /* accepted connections not proven yet; past it
+                                          * the oldest is closed; 0: 64 */
+    size_t staging_limit;                /* bytes staged for receives not posted yet,
+                                          * all peers together; 0: 64 MiB */
+    coll_async_refused_fn on_refused;    /* NULL: refusals are only counted */
     /* Runs inside progress for each eager message; data is valid until it returns.
      * It may post operations. */
     coll_async_tcp_eager_fn on_eager;
@@ -163,6 +177,17 @@ int coll_async_tcp_fd(const struct coll_async_tcp *tcp);
 
 /* Number of sockets open to peers, being set up or established. */
 int coll_async_tcp_connections(const struct coll_async_tcp *tcp);
+
+/* What strangers and staging cost, for tests and verbose output. */
+struct coll_async_tcp_guard_stats {
+    int unproven;     /* accepted connections not proven yet */
+    uint64_t refused; /* connections refused so far */
+    int stalled;      /* connections not read until staging has room */
+    size_t staged;    /* bytes staged for receives not posted yet */
+};
+
+void coll_async_tcp_guard_stats(const struct coll_async_tcp *tcp,
+                                struct coll_async_tcp_guard_stats *stats);
 
 /* Fills stats for peer's links (at most max); returns how many links it has (0: none yet). */
 int coll_async_tcp_link_stats(const struct coll_async_tcp *tcp, uint32_t peer,

@@ -79,7 +79,6 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +91,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "coll_async_op_queue.h"
+#include "coll_async_refusals.h"
 #include "coll_async_verbs.h"
 #include "coll_async_verbs_cache.h"
 #include "coll_async_verbs_handshake.h"
@@ -117,7 +117,6 @@
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000
 #define DEFAULT_CACHE_BYTES ((size_t) 256 << 20)
 #define DEFAULT_MAX_UNPROVEN 128 /* as many as the listen backlog */
-#define REPORTS_PER_MINUTE 20    /* on_refused lines; the others are counted */
 #define PROOF_BYTES (HEADER + 8)
 #define ADDRESS_MAGIC0 0xca
 #define ADDRESS_MAGIC1 0x56
@@ -311,11 +310,7 @@ struct coll_async_verbs {
     int pending;  /* conns with a deadline */
     int unproven; /* inbound conns accepted and not proven yet */
     int refused;  /* refused conns not freed yet */
-    struct {
-        uint64_t window_ms; /* the current minute's start */
-        int said;           /* lines in it */
-        uint64_t unsaid;    /* refusals not reported since the last line */
-    } reports;
+    struct coll_async_refusals refusals; /* said through config.on_refused */
 };
 
 static const char *const too_long =
@@ -691,40 +686,6 @@ static void protocol_error(struct coll_async_verbs *verbs, struct conn *conn, co
     peer_fail(verbs, conn->peer, conn, what, -EPROTO);
 }
 
-/* Refusals, said through on_refused: one line each, at most REPORTS_PER_MINUTE a
- * minute, the next line saying how many went unsaid. */
-static void report(struct coll_async_verbs *verbs, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
-static void report(struct coll_async_verbs *verbs, const char *format, ...)
-{
-    uint64_t now = now_ms();
-    char line[400];
-    va_list args;
-    int n;
-
-    if (NULL == verbs->config.on_refused) {
-        return;
-    }
-    if (now - verbs->reports.window_ms >= 60000) {
-        verbs->reports.window_ms = now;
-        verbs->reports.said = 0;
-    }
-    if (verbs->reports.said >= REPORTS_PER_MINUTE) {
-        ++verbs->reports.unsaid;
-        return;
-    }
-    ++verbs->reports.said;
-    va_start(args, format);
-    n = vsnprintf(line, sizeof(line), format, args);
-    va_end(args);
-    if (verbs->reports.unsaid > 0 && n > 0 && (size_t) n < sizeof(line)) {
-        snprintf(line + n, sizeof(line) - (size_t) n, " (%llu more refused before, not said)",
-                 (unsigned long long) verbs->reports.unsaid);
-    }
-    verbs->reports.unsaid = 0;
-    verbs->config.on_refused(verbs->config.context, line);
-}
-
 /* Says that a connection to port from remote was refused; request, when it could
  * be read, names who it claimed to be. */
 static void report_refusal(struct coll_async_verbs *verbs, const struct port *port,
@@ -740,9 +701,10 @@ static void report_refusal(struct coll_async_verbs *verbs, const struct port *po
     if (NULL != request) {
         snprintf(claim, sizeof(claim), " as process %u, link %u", request->from, request->link);
     }
-    report(verbs, "verbs: refused a connection on %s (%s) from %s:%u%s: %s",
-           port_name(port, name, sizeof(name)), local, from,
-           NULL != remote ? ntohs(remote->sin_port) : 0, claim, why);
+    coll_async_refusals_say(&verbs->refusals,
+                            "verbs: refused a connection on %s (%s) from %s:%u%s: %s",
+                            port_name(port, name, sizeof(name)), local, from,
+                            NULL != remote ? ntohs(remote->sin_port) : 0, claim, why);
 }
 
 /* Closes an inbound connection that has not proved itself and says why; the peer
@@ -1239,10 +1201,12 @@ static void connected(struct coll_async_verbs *verbs, struct conn *conn, const u
         protocol_error(verbs, conn, "the peer's accept carries no coll/async protocol data");
         return;
     }
-    if (!coll_async_verbs_tags_equal(accept.tag, coll_async_verbs_accept_tag(
+    if (!coll_async_tags_equal(accept.tag, coll_async_verbs_accept_tag(
                                                      &peer->key, &conn->request, accept.nonce))) {
-        report(verbs, "verbs: refused the process that accepted a connection to peer %u, link "
-               "%d: it did not prove it holds the peer's key", peer->id, conn->link);
+        coll_async_refusals_say(&verbs->refusals,
+                                "verbs: refused the process that accepted a connection to peer "
+                                "%u, link %d: it did not prove it holds the peer's key",
+                                peer->id, conn->link);
         peer_fail(verbs, peer, conn, "the accepting process did not prove it holds the peer's "
                   "key (another process at its address?)", -EACCES);
         return;
@@ -2033,7 +1997,7 @@ static void unproven_completion(struct coll_async_verbs *verbs, struct conn *con
     }
     decode_header(data, &header);
     if (MSG_PROOF != header.type
-        || !coll_async_verbs_tags_equal(get64(data + HEADER),
+        || !coll_async_tags_equal(get64(data + HEADER),
                                         coll_async_verbs_proof_tag(&verbs->config.key,
                                                                    &conn->request, conn->nonce))) {
         refuse(verbs, conn, "a wrong proof: it does not hold this process's key, or replays "
@@ -2741,6 +2705,8 @@ int coll_async_verbs_create(struct coll_async_verbs **out,
     }
     verbs->config = *config;
     config_defaults(&verbs->config);
+    verbs->refusals.say = config->on_refused;
+    verbs->refusals.context = config->context;
     verbs->slot_size = (HEADER + (verbs->config.eager_limit > READY_BODY
                                       ? verbs->config.eager_limit
                                       : READY_BODY) + 63) & ~(size_t) 63;

@@ -60,6 +60,7 @@
 #include <stdint.h>
 
 #include "coll_async_auth.h"
+#include "coll_async_refusals.h"
 
 #define COLL_ASYNC_VERBS_MAX_PORTS 8
 #define COLL_ASYNC_VERBS_ADDRESS_MAX (4 + 24 * COLL_ASYNC_VERBS_MAX_PORTS) /* blob bytes */
@@ -71,9 +72,8 @@ typedef void (*coll_async_verbs_eager_fn)(void *context, uint32_t peer, uint64_t
                                           const void *data, size_t length);
 
 /* One line about one connection refused ("verbs: refused a connection on rxe0:1
- * from 10.77.0.2 ...: why"). At most 20 lines a minute: a flood of bad connections
- * must not flood the log; the next line says how many went unreported. */
-typedef void (*coll_async_verbs_refused_fn)(void *context, const char *line);
+ * from 10.77.0.2 ...: why"), rate-limited as coll_async_refusals.h says. */
+typedef coll_async_refused_fn coll_async_verbs_refused_fn;
 
 /* One usable port, as discovery reports it. */
 struct coll_async_verbs_port_info {

@@ -11,95 +11,76 @@
  */
 
 #include <arpa/inet.h>
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
 #include "coll_async_verbs_handshake.h"
+#include "coll_async_wire.h"
 
 #define MAGIC 0x63617632u /* "cav2": protocol version 2, the authenticated one */
 #define TAG_INPUT (8 + 4 + 4 + 1 + 4 + 2 * COLL_ASYNC_VERBS_NONCE_BYTES)
-
-static void put32(uint8_t *p, uint32_t value)
-{
-    value = htobe32(value);
-    memcpy(p, &value, 4);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t value;
-
-    memcpy(&value, p, 4);
-    return be32toh(value);
-}
 
 void coll_async_verbs_request_encode(const struct coll_async_verbs_request *request,
                                      uint8_t *data)
 {
     memset(data, 0, COLL_ASYNC_VERBS_REQUEST_BYTES);
-    put32(data, MAGIC);
-    put32(data + 4, request->from);
-    put32(data + 8, request->to);
+    coll_async_put_be32(data, MAGIC);
+    coll_async_put_be32(data + 4, request->from);
+    coll_async_put_be32(data + 8, request->to);
     data[12] = request->link;
-    put32(data + 16, request->eager_limit);
+    coll_async_put_be32(data + 16, request->eager_limit);
     memcpy(data + 20, request->nonce, COLL_ASYNC_VERBS_NONCE_BYTES);
 }
 
 int coll_async_verbs_request_decode(const uint8_t *data, size_t length,
                                     struct coll_async_verbs_request *request)
 {
-    if (length < COLL_ASYNC_VERBS_REQUEST_BYTES || MAGIC != get32(data)) {
+    if (length < COLL_ASYNC_VERBS_REQUEST_BYTES || MAGIC != coll_async_get_be32(data)) {
         return -EPROTO;
     }
-    request->from = get32(data + 4);
-    request->to = get32(data + 8);
+    request->from = coll_async_get_be32(data + 4);
+    request->to = coll_async_get_be32(data + 8);
     request->link = data[12];
-    request->eager_limit = get32(data + 16);
+    request->eager_limit = coll_async_get_be32(data + 16);
     memcpy(request->nonce, data + 20, COLL_ASYNC_VERBS_NONCE_BYTES);
     return 0;
 }
 
 void coll_async_verbs_accept_encode(const struct coll_async_verbs_accept *accept, uint8_t *data)
 {
-    uint64_t tag = htobe64(accept->tag);
-
     memset(data, 0, COLL_ASYNC_VERBS_ACCEPT_BYTES);
-    put32(data, MAGIC);
-    put32(data + 4, accept->receives);
-    put32(data + 8, accept->eager_limit);
+    coll_async_put_be32(data, MAGIC);
+    coll_async_put_be32(data + 4, accept->receives);
+    coll_async_put_be32(data + 8, accept->eager_limit);
     memcpy(data + 16, accept->nonce, COLL_ASYNC_VERBS_NONCE_BYTES);
-    memcpy(data + 32, &tag, 8);
+    coll_async_put_be64(data + 32, accept->tag);
 }
 
 int coll_async_verbs_accept_decode(const uint8_t *data, size_t length,
                                    struct coll_async_verbs_accept *accept)
 {
-    uint64_t tag;
-
-    if (length < COLL_ASYNC_VERBS_ACCEPT_BYTES || MAGIC != get32(data)) {
+    if (length < COLL_ASYNC_VERBS_ACCEPT_BYTES || MAGIC != coll_async_get_be32(data)) {
         return -EPROTO;
     }
-    accept->receives = get32(data + 4);
-    accept->eager_limit = get32(data + 8);
+    accept->receives = coll_async_get_be32(data + 4);
+    accept->eager_limit = coll_async_get_be32(data + 8);
     memcpy(accept->nonce, data + 16, COLL_ASYNC_VERBS_NONCE_BYTES);
-    memcpy(&tag, data + 32, 8);
-    accept->tag = be64toh(tag);
+    accept->tag = coll_async_get_be64(data + 32);
     return 0;
 }
 
 void coll_async_verbs_reject_encode(enum coll_async_verbs_reject reason, uint8_t *data)
 {
-    put32(data, MAGIC);
-    put32(data + 4, (uint32_t) reason);
+    coll_async_put_be32(data, MAGIC);
+    coll_async_put_be32(data + 4, (uint32_t) reason);
 }
 
 int coll_async_verbs_reject_decode(const uint8_t *data, size_t length)
 {
-    if (length < COLL_ASYNC_VERBS_REJECT_BYTES || MAGIC != get32(data)) {
+    if (length < COLL_ASYNC_VERBS_REJECT_BYTES || MAGIC != coll_async_get_be32(data)) {
         return 0;
     }
-    return (int) get32(data + 4);
+    return (int) coll_async_get_be32(data + 4);
 }
 
 const char *coll_async_verbs_reject_text(int reason)
@@ -130,10 +111,10 @@ static uint64_t tag_of(const struct coll_async_key *key, const char label[8],
     uint8_t input[TAG_INPUT];
 
     memcpy(input, label, 8);
-    put32(input + 8, request->from);
-    put32(input + 12, request->to);
+    coll_async_put_be32(input + 8, request->from);
+    coll_async_put_be32(input + 12, request->to);
     input[16] = request->link;
-    put32(input + 17, request->eager_limit);
+    coll_async_put_be32(input + 17, request->eager_limit);
     memcpy(input + 21, request->nonce, COLL_ASYNC_VERBS_NONCE_BYTES);
     memcpy(input + 21 + COLL_ASYNC_VERBS_NONCE_BYTES, acceptor_nonce,
            COLL_ASYNC_VERBS_NONCE_BYTES);
@@ -152,15 +133,4 @@ uint64_t coll_async_verbs_proof_tag(const struct coll_async_key *key,
                                     const uint8_t *acceptor_nonce)
 {
     return tag_of(key, "cav2prof", request, acceptor_nonce);
-}
-
-bool coll_async_verbs_tags_equal(uint64_t a, uint64_t b)
-{
-    uint64_t diff = a ^ b;
-
-    /* Folded without a branch on the data. */
-    diff |= diff >> 32;
-    diff |= diff >> 16;
-    diff |= diff >> 8;
-    return 0 == (diff & 0xff);
 }

@@ -97,7 +97,4 @@ uint64_t coll_async_verbs_proof_tag(const struct coll_async_key *key,
                                     const struct coll_async_verbs_request *request,
                                     const uint8_t *acceptor_nonce);
 
-/* Tags compared in constant time: how far a guess matched must not show. */
-bool coll_async_verbs_tags_equal(uint64_t a, uint64_t b);
-
 #endif /* MCA_COLL_ASYNC_VERBS_HANDSHAKE_H */
