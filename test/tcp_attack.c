@@ -1,12 +1,15 @@
 /*
- * An outsider at a running job's coll/async TCP listeners, as issue 15's audit
- * was: it finds the listening sockets of the processes named (their fds in
+ * An outsider at a running job's coll/async TCP listeners, as an audit of an
+ * earlier build was: it finds the listening sockets of the processes named (their fds in
  * /proc/PID/fd, their ports in /proc/net/tcp), keeps those that speak first
  * with a coll/async challenge, and at each
  *   - sends forged hellos (right protocol, made-up key) claiming every pair of
  *     ids below 4, and a version-1 hello: each must be closed;
  *   - sends data headers (an eager message of 4 GiB, a chunk of a 4 GiB
- *     transfer) without proving anything: each must be closed;
+ *     transfer) without proving anything, and 64 bytes of garbage: each must
+ *     be closed;
+ *   - sends half a header and nothing more: it must be closed within 3 s (run
+ *     the job with coll_async_tcp_connect_timeout 2);
  *   - opens 100 connections that say nothing: at most 64 may stay open.
  * It prints what it saw and exits 0 when the listeners held, 1 when not, 2 when
  * it found no listener. Run it while the job works (test/run checks that the
@@ -236,7 +239,7 @@ int main(int argc, char **argv)
         uint8_t challenge[COLL_ASYNC_TCP_NONCE_BYTES], frame[64];
         char where[INET_ADDRSTRLEN];
         int fd = challenged(&found[i], challenge), refused = 0, forged = 0, kept;
-        bool old_hello, big_eager, big_chunk;
+        bool old_hello, big_eager, big_chunk, garbage, truncated;
 
         if (fd < 0) {
             continue; /* not coll/async's */
@@ -259,12 +262,19 @@ int main(int argc, char **argv)
         big_eager = unproven_frame(&found[i], frame, 32);
         test_frame_header(frame, TEST_FRAME_CHUNK, 1 << 20, 1, 0, (uint64_t) 4 << 30);
         big_chunk = unproven_frame(&found[i], frame, 32);
+        memset(frame, 0xa5, sizeof(frame));
+        garbage = unproven_frame(&found[i], frame, sizeof(frame));
+        test_frame_header(frame, TEST_FRAME_HELLO, COLL_ASYNC_TCP_HELLO_BYTES, 0, 0, 0);
+        truncated = unproven_frame(&found[i], frame, 16);
         kept = idle_kept(&found[i]);
         printf("tcp_attack: %s:%u: forged hellos refused %d/%d, version-1 hello %s, 4 GiB eager "
-               "header %s, 4 GiB chunk header %s, %d of %d silent connections kept (cap %d)\n",
+               "header %s, 4 GiB chunk header %s, garbage %s, half a header %s, %d of %d silent "
+               "connections kept (cap %d)\n",
                where, found[i].port, refused, forged, old_hello ? "refused" : "TAKEN",
-               big_eager ? "refused" : "TAKEN", big_chunk ? "refused" : "TAKEN", kept, IDLE, CAP);
-        failures += refused != forged || !old_hello || !big_eager || !big_chunk || kept > CAP;
+               big_eager ? "refused" : "TAKEN", big_chunk ? "refused" : "TAKEN",
+               garbage ? "refused" : "TAKEN", truncated ? "closed" : "KEPT", kept, IDLE, CAP);
+        failures += refused != forged || !old_hello || !big_eager || !big_chunk || !garbage
+                    || !truncated || kept > CAP;
     }
     if (0 == attacked) {
         fprintf(stderr, "tcp_attack: no coll/async listener among %d of the processes'\n", nfound);
