@@ -166,8 +166,8 @@ static bool watch_freed_memory(void)
                             "coll:async: no memory release hooks: verbs registers each "
                             "transfer's buffers anew");
     } else {
-        /* See coll_async_verbs.c: an sbrk override (UCX's, in every Open MPI 5
-         * process) trims the heap without calling brk, where the hooks are. */
+        /* See coll_async_verbs.c: an sbrk override (UCX's, in every process of
+         * Debian's Open MPI 5) trims the heap without calling brk, where the hooks are. */
         opal_output_verbose(say_level(), mca_coll_async_component.output,
                             "coll:async: verbs caches registrations, but of the heap below "
                             "the program break only while a transfer holds them (its trims "
