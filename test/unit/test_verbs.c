@@ -6,7 +6,8 @@
  * 8 MiB bytes with the receive posted before and after the send, two transfers
  * in flight to one peer, both peers sending at once, striping over two ports,
  * receives too small on either path, a READY crossing a SMALL of the same tag,
- * buffers freed and reallocated between transfers, refused and timed-out
+ * buffers freed and reallocated between transfers (unmapped and mapped again,
+ * with invalidate; heap trimmed and grown again, without), refused and timed-out
  * connections, destroy cancelling what is in flight, and a peer killed
  * mid-transfer. And strangers: while a legitimate pair exchanges data (checked
  * byte for byte), a third process connects to one of them with a transport that
@@ -34,6 +35,7 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -918,6 +920,68 @@ static void test_reallocated_buffers(void **state)
     run_ranks(2, reallocated);
 }
 
+/*
+ * Heap memory given back to the kernel and taken again between transfers, with
+ * nothing calling invalidate: glibc trims the top of its heap with sbrk(-n) and
+ * grows it with sbrk(+n), which gives new pages at the same addresses. Open
+ * MPI's hooks hear of that only through glibc's brk, and an sbrk override (UCX's
+ * UCM, which Open MPI 5 loads) goes around them, so the transport must not keep
+ * such registrations. Here the process has no hooks at all, and malloc_trim
+ * gives the freed buffer's pages back (sbrk at the top of the heap, madvise
+ * below it): a kept registration would pin the old pages, and the data would be
+ * wrong on both sides.
+ */
+#define HEAP_BYTES ((1 << 20) + 4)
+
+static uint8_t *heap_top_buffer(void)
+{
+    uint8_t *data;
+
+    CHECK(1 == mallopt(M_MMAP_THRESHOLD, 16 << 20)); /* from the heap, not mmap */
+    data = malloc(HEAP_BYTES);
+    CHECK(NULL != data && (uintptr_t) data < (uintptr_t) sbrk(0));
+    return data;
+}
+
+static void heap_trimmed(int rank, int nranks)
+{
+    struct coll_async_verbs *verbs = open_all(rank, nranks, NULL, NULL);
+    uint8_t *data = heap_top_buffer(), *again;
+
+    for (int round = 0; round < 3; ++round) {
+        struct coll_async_verbs_op op = {0};
+
+        if (round > 0) {
+            free(data);
+            CHECK(1 == malloc_trim(0)); /* some memory went back to the kernel */
+            again = malloc(HEAP_BYTES);
+            CHECK(again == data); /* the same addresses, other pages */
+        }
+        if (0 == rank) {
+            fill(data, HEAP_BYTES, 0, (uint64_t) round);
+            barrier(verbs);
+            POSTED(coll_async_verbs_send_bulk(verbs, 1, (uint64_t) round, data, HEAP_BYTES, &op),
+                   &op);
+        } else {
+            memset(data, 0xee, HEAP_BYTES);
+            POSTED(coll_async_verbs_recv_bulk(verbs, 0, (uint64_t) round, data, HEAP_BYTES, &op),
+                   &op);
+            barrier(verbs);
+        }
+        wait_op(verbs, &op);
+        SUCCEEDED(op);
+        CHECK(0 == rank || holds(data, HEAP_BYTES, 0, (uint64_t) round));
+    }
+    close_all(verbs);
+    free(data);
+}
+
+static void test_heap_trimmed(void **state)
+{
+    (void) state;
+    run_ranks(2, heap_trimmed);
+}
+
 /* A peer whose listener is gone: the connection is refused, the op fails with
  * a message naming the peer, in bounded time. */
 static void refused(int rank, int nranks)
@@ -1676,6 +1740,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_too_small, setup_defaults),
         cmocka_unit_test_setup(test_ready_crossing_small, setup_defaults),
         cmocka_unit_test_setup(test_reallocated_buffers, setup_defaults),
+        cmocka_unit_test_setup(test_heap_trimmed, setup_defaults),
         cmocka_unit_test_setup(test_connect_refused, setup_defaults),
         cmocka_unit_test_setup(test_connect_timeout, setup_defaults),
         cmocka_unit_test_setup(test_destroy_cancels, setup_defaults),

@@ -3,7 +3,8 @@
  * functions (no RDMA device): reuse of a covering entry, page rounding, LRU
  * eviction order, held entries surviving eviction, invalidation (deferred while
  * held, deregistered on the owner's thread), failures of reg, and invalidate
- * from other threads while the owner acquires and releases.
+ * from other threads while the owner acquires and releases, and registrations
+ * of memory no hook watches lasting only while held.
  *
  * The addresses are made up: the cache never touches the memory, only the fakes
  * would, and they only count.
@@ -76,7 +77,18 @@ static void fake_dereg(void *context, void *handle)
     fake.last_dereg = k;
 }
 
-static const struct coll_async_verbs_cache_ops fake_ops = {fake_reg, fake_dereg};
+/* Ranges from page 100 on stand for memory no hook watches (the heap below
+ * the program break): not lasting. */
+static int fake_lasting(void *context, uintptr_t start, uintptr_t end)
+{
+    assert_ptr_equal(context, &fake);
+    assert_true(start < end);
+    assert_int_equal(start % page, 0);
+    assert_int_equal(end % page, 0);
+    return end <= 0x10000000u + 100 * page;
+}
+
+static const struct coll_async_verbs_cache_ops fake_ops = {fake_reg, fake_dereg, fake_lasting};
 
 static struct coll_async_verbs_cache *new_cache(size_t capacity)
 {
@@ -348,6 +360,48 @@ static void test_invalidate_from_threads(void **state)
     assert_int_equal(fake.deregistered, fake.registered);
 }
 
+/* Memory that may be freed without invalidate (the heap of the program break):
+ * its registration serves the transfers that hold it, overlapping ones
+ * included, and goes with the last release; the next transfer registers the
+ * pages it finds then. Other memory stays cached. */
+static void test_not_lasting(void **state)
+{
+    struct coll_async_verbs_cache *cache = new_cache(1 << 30);
+    struct coll_async_verbs_cache_entry *a, *b;
+    struct coll_async_verbs_cache_stats stats;
+
+    (void) state;
+    assert_int_equal(acquire(cache, at(100, 16), 3 * page, &a), 1);
+    assert_int_equal(acquire(cache, at(101, 0), page, &b), 1); /* held: found */
+    coll_async_verbs_cache_release(cache, b);
+    assert_int_equal(fake.deregistered, 0);
+    coll_async_verbs_cache_release(cache, a);
+    assert_int_equal(fake.deregistered, 1); /* the last release */
+    assert_int_equal(fake.last_dereg, 1);
+    assert_int_equal(touch(cache, at(100, 16), 3 * page), 2); /* registered anew */
+    assert_int_equal(fake.deregistered, 2);
+    /* Straddling into the watched memory makes it not lasting as a whole. */
+    assert_int_equal(touch(cache, at(99, 0), 2 * page), 3);
+    assert_int_equal(fake.deregistered, 3);
+    /* Watched memory is cached as before. */
+    assert_int_equal(touch(cache, at(10, 0), page), 4);
+    assert_int_equal(touch(cache, at(10, 0), page), 4);
+    stats = stats_of(cache);
+    assert_int_equal(stats.transients, 3);
+    assert_int_equal(stats.entries, 1);
+    assert_int_equal(stats.bytes, page);
+    assert_int_equal(stats.registrations, 4);
+    assert_int_equal(stats.deregistrations, 3);
+    /* A not-lasting entry invalidated while held goes at its release, once. */
+    assert_int_equal(acquire(cache, at(120, 0), page, &a), 5);
+    coll_async_verbs_cache_invalidate(cache, at(120, 0), page);
+    coll_async_verbs_cache_release(cache, a);
+    assert_int_equal(fake.deregistered, 4);
+    assert_false(fake.live[5]);
+    coll_async_verbs_cache_destroy(cache);
+    assert_int_equal(fake.deregistered, 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_destroy_releases_everything),
         cmocka_unit_test(test_reg_failure),
         cmocka_unit_test(test_invalidate_from_threads),
+        cmocka_unit_test(test_not_lasting),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -174,6 +174,13 @@ static bool watch_freed_memory(void)
         opal_output_verbose(say_level(), mca_coll_async_component.output,
                             "coll:async: no memory release hooks: verbs registers each "
                             "transfer's buffers anew");
+    } else {
+        /* See coll_async_verbs.c: an sbrk override (UCX's, in every process of
+         * Debian's Open MPI 5) trims the heap without calling brk, where the hooks are. */
+        opal_output_verbose(say_level(), mca_coll_async_component.output,
+                            "coll:async: verbs caches registrations, but of the heap below "
+                            "the program break only while a transfer holds them (its trims "
+                            "can bypass the memory hooks)");
     }
     return network.release_hook;
 }

@@ -83,6 +83,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -303,6 +304,7 @@ struct coll_async_verbs {
     int epfd, timerfd;
     size_t slot_size; /* a message buffer: header and payload room */
     struct coll_async_verbs_cache *cache;
+    uintptr_t heap_start; /* the program break's heap begins here (0: unknown) */
     struct coll_async_verbs_peer **peers; /* [nprocs] */
     struct coll_async_verbs_peer *all_peers;
     struct conn *conns;
@@ -2462,6 +2464,55 @@ static int register_memory(void *context, void *address, size_t length, void **h
     return 0;
 }
 
+/*
+ * The heap below the program break is never cached. glibc gives its top back
+ * with sbrk(-n) and takes pages again with sbrk(+n), new pages at the same
+ * addresses; Open MPI's memory hooks see that only in brk, which glibc's sbrk
+ * calls. A library that overrides sbrk itself goes around them: UCX's UCM,
+ * which Debian's Open MPI 5 links into every process (libopen-pal), replaces
+ * sbrk with its own that makes the brk system call directly, so a trimmed heap
+ * reached no release hook and cached registrations kept the old pages (the NIC
+ * wrote where the program no longer reads). Nothing tells this transport when
+ * heap pages change, so their registrations last only while transfers hold
+ * them.
+ */
+
+/* Where the heap of the program break starts: start_brk, the 47th field of
+ * /proc/self/stat (Linux 3.5); 0, so that everything below the break counts as
+ * heap, when it cannot be read. */
+static uintptr_t heap_start(void)
+{
+    char text[1024], *p;
+    unsigned long long start = 0;
+    FILE *f = fopen("/proc/self/stat", "re");
+    size_t n = NULL != f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+
+    if (NULL != f) {
+        fclose(f);
+    }
+    text[n] = '\0';
+    p = strrchr(text, ')'); /* the command name may hold spaces and parentheses */
+    for (int field = 2; NULL != p && field < 47; ++field) {
+        p = strchr(p + 1, ' ');
+    }
+    if (NULL == p || 1 != sscanf(p + 1, "%llu", &start)) {
+        return 0;
+    }
+    return (uintptr_t) start;
+}
+
+static int registration_lasting(void *context, uintptr_t start, uintptr_t end)
+{
+    struct coll_async_verbs *verbs = context;
+    uintptr_t brk_now;
+
+    if (end <= verbs->heap_start) {
+        return 1; /* the program's own data */
+    }
+    brk_now = (uintptr_t) syscall(SYS_brk, 0); /* as the kernel has it, whoever moved it */
+    return start >= brk_now;
+}
+
 void coll_async_verbs_invalidate(struct coll_async_verbs *verbs, const void *address,
                                  size_t length)
 {
@@ -2645,8 +2696,8 @@ static int create_channels(struct coll_async_verbs *verbs)
 
 static int open_all(struct coll_async_verbs *verbs, char *why, size_t why_len)
 {
-    static const struct coll_async_verbs_cache_ops cache_ops = {register_memory,
-                                                                deregister_memory};
+    static const struct coll_async_verbs_cache_ops cache_ops = {
+        register_memory, deregister_memory, registration_lasting};
     int rc = create_channels(verbs);
 
     if (0 != rc) {
@@ -2669,6 +2720,7 @@ static int open_all(struct coll_async_verbs *verbs, char *why, size_t why_len)
             verbs->config.chunk_size = verbs->ports[p].max_msg;
         }
     }
+    verbs->heap_start = heap_start();
     rc = coll_async_verbs_cache_create(&verbs->cache, &cache_ops, verbs,
                                        verbs->config.uncached ? 0 : verbs->config.cache_bytes);
     verbs->peers = calloc(verbs->config.nprocs, sizeof(*verbs->peers));

@@ -21,6 +21,7 @@ struct coll_async_verbs_cache_entry {
     void *handle;
     int holders;
     bool cached;          /* findable; else invalidated, deregistered once unheld */
+    bool lasting;         /* kept once unheld; else deregistered at the last release */
     struct coll_async_verbs_cache_entry *prev, *next;
 };
 
@@ -206,6 +207,8 @@ int coll_async_verbs_cache_acquire(struct coll_async_verbs_cache *cache, const v
     }
     entry->holders = 1;
     entry->cached = true;
+    entry->lasting = NULL == cache->ops.lasting
+                     || cache->ops.lasting(cache->context, entry->start, entry->end);
     pthread_mutex_lock(&cache->lock);
     ++cache->stats.registrations;
     ++cache->stats.entries;
@@ -230,7 +233,11 @@ void coll_async_verbs_cache_release(struct coll_async_verbs_cache *cache,
 
     pthread_mutex_lock(&cache->lock);
     if (0 == --entry->holders) {
-        if (entry->cached) {
+        if (entry->cached && !entry->lasting) {
+            uncache(cache, entry); /* nothing would tell us when its pages go */
+            ++cache->stats.transients;
+            victims = entry;
+        } else if (entry->cached) {
             evict(cache, &victims);
         } else {
             list_remove(&cache->doomed, entry); /* invalidated while held: its turn has come */

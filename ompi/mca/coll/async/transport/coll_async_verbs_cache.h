@@ -17,6 +17,10 @@
  * called from free() hooks on any thread, where calling into the driver is not
  * safe (it may allocate, and free again).
  *
+ * Some memory is freed without any hook hearing of it: a range the lasting
+ * callback says is such memory gets a registration that lasts only while
+ * transfers hold it (it is findable by them; the last release deregisters it).
+ *
  * Registration goes through two function pointers, so tests can fake and count it.
  * Threads: invalidate from any thread; everything else from the owner's.
  * Pure C with no Open MPI dependency.
@@ -35,6 +39,11 @@ struct coll_async_verbs_cache_ops {
     /* Registers [address, address + length); 0 with *handle set, or -errno. */
     int (*reg)(void *context, void *address, size_t length, void **handle);
     void (*dereg)(void *context, void *handle);
+    /* Optional (NULL: every range): whether a registration of the page-aligned
+     * [start, end) may be kept past its transfers, that is, whether every way
+     * its pages can be freed reaches invalidate. Called by acquire, on the
+     * owner's thread. */
+    int (*lasting)(void *context, uintptr_t start, uintptr_t end);
 };
 
 struct coll_async_verbs_cache_stats {
@@ -42,6 +51,7 @@ struct coll_async_verbs_cache_stats {
     size_t registrations;      /* reg calls that succeeded */
     size_t deregistrations;
     size_t hits, evictions, invalidations;
+    size_t transients;         /* registrations not lasting, deregistered at release */
 };
 
 /* 0 or -ENOMEM; capacity: cached bytes above which unheld entries are evicted. */
