@@ -31,7 +31,6 @@
 #define _GNU_SOURCE
 
 #include <arpa/inet.h>
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -51,6 +50,7 @@
 #include "coll_async_mcast.h"
 #include "coll_async_mcast_auth.h"
 #include "coll_async_op_queue.h"
+#include "coll_async_wire.h"
 
 #define PROTOCOL_VERSION 2
 #define GRH_BYTES COLL_ASYNC_MCAST_GRH_BYTES /* UD receives start with the GRH's room */
@@ -229,34 +229,6 @@ static uint64_t now_us(void)
     return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
-static void put_be32(uint8_t *p, uint32_t value)
-{
-    value = htobe32(value);
-    memcpy(p, &value, 4);
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-    uint32_t value;
-
-    memcpy(&value, p, 4);
-    return be32toh(value);
-}
-
-static void put_be64(uint8_t *p, uint64_t value)
-{
-    value = htobe64(value);
-    memcpy(p, &value, 8);
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-    uint64_t value;
-
-    memcpy(&value, p, 8);
-    return be64toh(value);
-}
-
 static uint64_t mix64(uint64_t x)
 {
     x ^= x >> 30;
@@ -315,9 +287,9 @@ static void encode_header(uint8_t *p, const struct header *h)
     p[1] = PROTOCOL_VERSION;
     p[2] = h->flags;
     p[3] = h->state;
-    put_be32(p + 4, h->sender);
-    put_be64(p + 8, h->group);
-    put_be64(p + 16, h->seq);
+    coll_async_put_be32(p + 4, h->sender);
+    coll_async_put_be64(p + 8, h->group);
+    coll_async_put_be64(p + 16, h->seq);
     memset(p + TAG_AT, 0, 8); /* sealed once the packet is complete */
 }
 
@@ -329,9 +301,9 @@ static bool decode_header(const uint8_t *p, size_t length, struct header *h)
     h->type = p[0];
     h->flags = p[2];
     h->state = p[3];
-    h->sender = get_be32(p + 4);
-    h->group = get_be64(p + 8);
-    h->seq = get_be64(p + 16);
+    h->sender = coll_async_get_be32(p + 4);
+    h->group = coll_async_get_be64(p + 8);
+    h->seq = coll_async_get_be64(p + 16);
     return true;
 }
 
@@ -462,9 +434,9 @@ static int send_data(struct coll_async_mcast *m, struct slot *slot, uint32_t ind
     }
     p = (uint8_t *) send_slot_buffer(m, s);
     encode_header(p, &h);
-    put_be32(p + HEADER, index);
-    put_be32(p + HEADER + 4, m->stamp);
-    put_be64(p + HEADER + 8, op->length);
+    coll_async_put_be32(p + HEADER, index);
+    coll_async_put_be32(p + HEADER + 4, m->stamp);
+    coll_async_put_be64(p + HEADER + 8, op->length);
     coll_async_mcast_seal(&m->config.key, p, DATA_HEADER, TAG_AT);
     memcpy(p + DATA_HEADER, op->buffer + (size_t) index * m->payload, bytes);
     slot->sent_stamp[index % m->window] = m->stamp;
@@ -486,13 +458,13 @@ static void send_report(struct coll_async_mcast *m, uint32_t rank, uint8_t type,
     }
     p = (uint8_t *) send_slot_buffer(m, s);
     encode_header(p, &h);
-    put_be32(p + HEADER, r->count);
+    coll_async_put_be32(p + HEADER, r->count);
     p[HEADER + 4] = (uint8_t) r->nranges;
     p[HEADER + 5] = p[HEADER + 6] = p[HEADER + 7] = 0;
-    put_be32(p + HEADER + 8, r->echo);
+    coll_async_put_be32(p + HEADER + 8, r->echo);
     for (int i = 0; i < r->nranges; ++i) {
-        put_be32(p + REPORT_HEADER + 8 * i, r->ranges[i].first);
-        put_be32(p + REPORT_HEADER + 8 * i + 4, r->ranges[i].count);
+        coll_async_put_be32(p + REPORT_HEADER + 8 * i, r->ranges[i].first);
+        coll_async_put_be32(p + REPORT_HEADER + 8 * i + 4, r->ranges[i].count);
     }
     coll_async_mcast_seal(&m->config.key, p, REPORT_HEADER + 8 * (size_t) r->nranges, TAG_AT);
     if (0 == post_packet(m, s, REPORT_HEADER + 8 * (size_t) r->nranges, rank) &&
@@ -1159,9 +1131,9 @@ static void on_data(struct coll_async_mcast *m, const struct header *h, const ui
             return;
         }
     }
-    index = get_be32(p + HEADER);
-    stamp = get_be32(p + HEADER + 4);
-    total = get_be64(p + HEADER + 8);
+    index = coll_async_get_be32(p + HEADER);
+    stamp = coll_async_get_be32(p + HEADER + 4);
+    total = coll_async_get_be64(p + HEADER + 8);
     slot = slot_of(m, h->seq);
     if (NULL == slot) {
         take_inactive_data(m, h, index, stamp, total, p + DATA_HEADER, length - DATA_HEADER);
@@ -1180,15 +1152,15 @@ static void on_report(struct coll_async_mcast *m, const struct header *h, const 
     if (length < REPORT_HEADER) {
         return;
     }
-    r.count = get_be32(p + HEADER);
+    r.count = coll_async_get_be32(p + HEADER);
     r.nranges = p[HEADER + 4];
-    r.echo = get_be32(p + HEADER + 8);
+    r.echo = coll_async_get_be32(p + HEADER + 8);
     if (r.nranges > MAX_RANGES || length < REPORT_HEADER + 8 * (size_t) r.nranges) {
         return;
     }
     for (int i = 0; i < r.nranges; ++i) {
-        r.ranges[i].first = get_be32(p + REPORT_HEADER + 8 * i);
-        r.ranges[i].count = get_be32(p + REPORT_HEADER + 8 * i + 4);
+        r.ranges[i].first = coll_async_get_be32(p + REPORT_HEADER + 8 * i);
+        r.ranges[i].count = coll_async_get_be32(p + REPORT_HEADER + 8 * i + 4);
     }
     slot = slot_of(m, h->seq);
     if (PKT_ROOT == h->type) {
@@ -1547,7 +1519,7 @@ int coll_async_mcast_address(const struct coll_async_mcast *m, void *blob, size_
     p[0] = ADDRESS_MAGIC0;
     p[1] = ADDRESS_MAGIC1;
     p[2] = ADDRESS_VERSION;
-    put_be32(p + 4, m->id->qp->qp_num);
+    coll_async_put_be32(p + 4, m->id->qp->qp_num);
     p[8] = (uint8_t) (m->lid >> 8);
     p[9] = (uint8_t) m->lid;
     memcpy(p + 12, m->gid.raw, 16);
@@ -1569,7 +1541,7 @@ int coll_async_mcast_add_member(struct coll_async_mcast *m, uint32_t rank, const
     if (member->known) {
         return -EEXIST;
     }
-    member->qpn = get_be32(p + 4);
+    member->qpn = coll_async_get_be32(p + 4);
     member->lid = (uint16_t) (p[8] << 8 | p[9]);
     memcpy(member->gid.raw, p + 12, 16);
     member->known = true;

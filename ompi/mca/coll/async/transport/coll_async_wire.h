@@ -1,6 +1,6 @@
 /*
  * coll/async: integers on the wire, in network byte order, at any alignment:
- * the handshakes' and frames' encoders and decoders share these.
+ * the handshakes', frames' and multicast packets' encoders and decoders share these.
  */
 
 #ifndef MCA_COLL_ASYNC_WIRE_H
