@@ -24,7 +24,8 @@ BEGIN_C_DECLS
 
 struct coll_async_topology;
 
-/* Algorithm choices; every family offers these, later versions add native ones. */
+/* Algorithm choices every family offers; the between-node algorithms have
+ * parameters of their own (coll_async_internode_<family>_algorithm). */
 enum coll_async_algorithm {
     COLL_ASYNC_ALG_AUTO,     /* the component chooses */
     COLL_ASYNC_ALG_DELEGATE, /* always the coll module selected below this one */

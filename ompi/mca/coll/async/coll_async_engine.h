@@ -10,7 +10,7 @@
  *
  * The progress thread starts with the first nonblocking collective, sleeps when it
  * has nothing to do, and is joined at MPI_Finalize. It touches only the
- * component's own state (DESIGN.md, threading rules).
+ * component's own state (docs/architecture.md, Threads).
  */
 
 #ifndef MCA_COLL_ASYNC_ENGINE_H

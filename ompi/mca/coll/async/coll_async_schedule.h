@@ -9,8 +9,9 @@
  * COLL_ASYNC_AGAIN where it would wait for a peer, and resumes there at the next
  * call.
  *
- * The schedules of this version are shared-memory native: every rank of the
- * communicator is on this node (coll_async_mapper.h).
+ * These schedules serve the ranks of one node, over its shared-memory channel
+ * (coll_async_mapper.h); across nodes coll_async_hierarchical.c runs them inside
+ * each node around the leaders' algorithms (coll_async_internode.h).
  */
 
 #ifndef MCA_COLL_ASYNC_SCHEDULE_H
@@ -21,7 +22,7 @@
 #include "coll_async_engine.h"
 #include "transport/coll_async_mapper.h"
 
-/* How small reductions combine the ranks' contributions (DESIGN.md). */
+/* How small reductions combine the ranks' contributions (docs/architecture.md). */
 enum coll_async_reduce_mode {
     COLL_ASYNC_REDUCE_AUTO,   /* chosen by size and ranks per node */
     COLL_ASYNC_REDUCE_EACH,   /* every rank reduces all slots */

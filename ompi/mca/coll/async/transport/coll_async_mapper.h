@@ -9,8 +9,8 @@
  * rank reads, flags every rank polls. Large data moves with get/put against a
  * remote token (a peer's buffer address, here used through CMA).
  *
- * This version maps communicators whose ranks share one node; the inter-node
- * transports join behind this interface.
+ * It maps the ranks of one node; between nodes the leaders use the mapper of
+ * coll_async_net.h, a separate interface (docs/architecture.md, Not yet).
  */
 
 #ifndef MCA_COLL_ASYNC_MAPPER_H
