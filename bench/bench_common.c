@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * bench_common - shared parts of coll_latency and overlap; see bench_common.h.
  */
 #define _POSIX_C_SOURCE 200809L /* getopt, posix_memalign, sysconf under -std=c99 */

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * bench_common - what coll_latency and overlap share: the collectives they
  * time (blocking, non-blocking and persistent forms), option parsing (-C, -m,
  * -T, -i, -x, -h), buffers with validation data, the per-size loop and

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll_latency - collective latency benchmark for coll/async (-C allreduce|
  * bcast|reduce|allgather|alltoall|gather|scatter), blocking or, with -P,
  * persistent (MPI_<Coll>_init once per size, then MPI_Start + MPI_Wait).

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * cross_core - what moving data between two cores costs on this machine, with no
  * MPI: the floor under a 2-rank shared-memory collective. Two threads, pinned to
  * CPUs 0 and 1 (or -a A -b B), take turns through cache-line flags, as the ranks do

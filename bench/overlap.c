@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * overlap - how much of a non-blocking collective (-C iallreduce|ibcast|
  * ireduce) proceeds while the caller computes, in the manner of
  * osu_iallreduce.

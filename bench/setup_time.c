@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * setup_time - what MPI set-up costs: MPI_Init, MPI_Comm_dup and MPI_Comm_split,
  * and the first collective on MPI_COMM_WORLD (where transports between nodes
  * open their connections). bench/compare_setup runs it under several coll

@@ -1,3 +1,11 @@
+#
+# Copyright (c) 2026 The coll/async developers. All rights reserved.
+# $COPYRIGHT$
+#
+# Additional copyrights may follow
+#
+# $HEADER$
+#
 # COLL_ASYNC_CHECK_CMOCKA
 # -----------------------
 # cmocka runs the unit tests of the code that needs no MPI ('make check').

@@ -1,3 +1,11 @@
+#
+# Copyright (c) 2026 The coll/async developers. All rights reserved.
+# $COPYRIGHT$
+#
+# Additional copyrights may follow
+#
+# $HEADER$
+#
 # COLL_ASYNC_CHECK_HWLOC
 # ----------------------
 # Out of tree, hwloc comes from the system (Debian's Open MPI uses the same external

@@ -1,3 +1,11 @@
+#
+# Copyright (c) 2026 The coll/async developers. All rights reserved.
+# $COPYRIGHT$
+#
+# Additional copyrights may follow
+#
+# $HEADER$
+#
 # COLL_ASYNC_INSTALL_DIR
 # ----------------------
 # Chooses where 'make install' puts mca_coll_async.so (ompilibdir) and its help text

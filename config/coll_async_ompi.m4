@@ -1,3 +1,11 @@
+#
+# Copyright (c) 2026 The coll/async developers. All rights reserved.
+# $COPYRIGHT$
+#
+# Additional copyrights may follow
+#
+# $HEADER$
+#
 # COLL_ASYNC_FIND_OMPI
 # --------------------
 # Finds Open MPI 4.1 or 5.0 and its internal headers (ompi_config.h,

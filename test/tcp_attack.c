@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * An outsider at a running job's coll/async TCP listeners, as an audit of an
  * earlier build was: it finds the listening sockets of the processes named (their fds in
  * /proc/PID/fd, their ports in /proc/net/tcp), keeps those that speak first

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Tests: TCP frame headers by hand (coll_async_tcp.c's layout), for the peers
  * and strangers that test_tcp and tcp_attack play.
  */

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * bcast_loop: MPI_Bcast of SIZE bytes from rank 0, COUNT times, with nothing in
  * between, for tests that kill a rank while a bcast is under way: every moment of
  * the loop is inside a bcast. Every rank says "looping" after its first bcast; a

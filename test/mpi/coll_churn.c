@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll_churn: communicators created and freed many times, one collective on each.
  *
  *   mpirun -np N coll_churn [-n CYCLES] [--rss-bound KIB] [--no-counters]

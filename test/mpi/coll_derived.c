@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll_derived: the data-movement collectives with user-derived datatypes, and
  * with different datatypes of one type signature on the two sides of a transfer.
  *

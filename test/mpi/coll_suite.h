@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll_suite: the MPI correctness suite of coll/async.
  *
  * Every rank builds its inputs from (rank, index, type, op) alone, computes the

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll_suite: running a check (one collective call, or a batch of nonblocking
  * ones, or persistent requests started several times), its counter check and its
  * comparison, and the failure lines.

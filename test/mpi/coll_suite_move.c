@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll_suite: the data-movement collectives (allgather, allgatherv, alltoall,
  * alltoallv, alltoallw, bcast, gather, gatherv, scatter, scatterv), their
  * nonblocking and persistent forms, and barrier.

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll_suite: the reductions: allreduce, reduce, reduce_scatter_block,
  * reduce_scatter, scan, exscan and their nonblocking and persistent forms.
  *

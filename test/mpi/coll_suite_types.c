@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll_suite: the datatypes and operations, the inputs, and the references.
  *
  * Inputs are a pure function of (rank, element index, op, input round) so every

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll_threads: collectives from several threads at once under MPI_THREAD_MULTIPLE.
  *
  * Each thread runs its own communicators (a dup of MPI_COMM_WORLD and a dup of

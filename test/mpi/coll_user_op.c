@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll_user_op: reductions with user-defined operations (MPI_Op_create), the
  * non-commutative ones in particular, checked against a serial reference.
  *

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * hello: the smallest MPI program, for "--mca coll async" alone: MPI_Init creates
  * MPI_COMM_WORLD and MPI_COMM_SELF (Open MPI refuses to unless the selected coll
  * modules provide every collective), one MPI_Barrier, MPI_Finalize.

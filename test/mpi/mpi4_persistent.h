@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * The persistent collectives under their MPI-4 names (MPI_Allreduce_init, ...) for
  * the tests and benchmarks, whichever Open MPI they are built with: 5.0 declares
  * them in mpi.h (though it still says MPI_VERSION 3); 4.1 has them only as

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * MPI_Allreduce in a loop, for a while, with every result checked: the job the
  * attack check (test/tcp_attack.c) attacks. Between virtual nodes the vectors
  * cross coll/async's TCP transport. Rank 0 says how many calls were right and

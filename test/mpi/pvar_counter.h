@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * A reader of coll/async's MPI_T counters (coll_async_<collective>_<path>) for the
  * small MPI tests. Counter reads give the calls since the handle was allocated.
  */

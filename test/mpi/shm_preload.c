@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * shm_preload: an LD_PRELOAD shim over shm_open for test/run's checks of the
  * shared-memory set-up, which play what no test could arrange otherwise: a file
  * at the segment's secret name before its creator, and a rank held inside the

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * shm_setup: collectives on the communicators whose shared memory test/run's
  * set-up checks attack or exercise, checked against references, with the path
  * coll/async took checked through its MPI_T counters.

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests: forked processes as the ranks of a test.
  *
  * The children must not use cmocka (a failed assert would longjmp into a copy of

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of coll_async_auth.c: SipHash-2-4 against the reference vectors of
  * its paper (key 00..0f, messages 00, 00 01, ..., of 0 to 63 bytes), and the
  * random source; of what the RDMA transports build on it, with no device: the

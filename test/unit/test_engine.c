@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of coll_async_engine.c: the inline executor, the progress thread's
  * per-stream ordering and cross-stream concurrency, concurrent posters, the idle
  * sleep, pinning, and fini.

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of coll_async_internode.c: the leaders' algorithms between nodes,
  * run by forked processes over the TCP transport on loopback, every kind and
  * algorithm at group sizes 1 to 5, against references each rank computes

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of coll_async_kernels.c: every kernel against a scalar reference on values
  * chosen to overflow, the cases Open MPI 4.1.4 gets wrong, and the atomic form under
  * concurrent threads.

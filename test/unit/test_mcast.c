@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of transport/coll_async_mcast.c, the reliable UD multicast
  * broadcast, with forked processes as the members of one group on one RDMA port
  * (soft-RoCE in a guest: test/vm --rxe 1): groups of 2, 3 and 4; lengths 0, 1,

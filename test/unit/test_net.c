@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of transport/coll_async_net.c, the mapper between nodes: which
  * transport it puts behind a peer, what it refuses, and that an op completes
  * through it with the carrying transport's status, length and callback. Two

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of coll_async_parse.c: CPU lists and algorithm names, the values
  * users type into MCA parameters.
  */

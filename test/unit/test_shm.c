@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of transport/coll_async_shm.c with forked processes as the local
  * ranks (forked_ranks.h): attach and unlink, the sequence flags and
  * double-buffered slots, slots written and announced a piece at a time, CMA; and

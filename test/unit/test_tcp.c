@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of transport/coll_async_tcp.c and coll_async_tcp_if.c over loopback,
  * with forked processes as the peers: address blobs, interface filters, eager
  * ordering under load, striping over two "interfaces" (127.0.0.1 and 127.0.0.2,

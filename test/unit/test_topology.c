@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of coll_async_topology.c: NUMA domains and NICs read from the XML
  * fixtures of test/fixtures (and from this machine), the NUMA domain of a rank's
  * binding, the hierarchy and leaders of communicators of various shapes, and the

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of the verbs RC transport (transport/coll_async_verbs.c) on a real
  * RDMA device, with forked processes as the peers: address blobs, eager
  * messages (order, contents, many more than the receiver posted buffers for),

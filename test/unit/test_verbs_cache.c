@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of transport/coll_async_verbs_cache.c with fake registration
  * functions (no RDMA device): reuse of a covering entry, page rounding, LRU
  * eviction order, held entries surviving eviction, invalidation (deferred while

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Unit tests of transport/coll_async_verbs_port.c and of the verbs transport's
  * paths that need no RDMA device: device:port filters, what sysfs says about a
  * port (read from a made-up tree), discovery on this machine, and create()

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: barrier in shared memory: every rank announces its arrival at
  * collective seq and waits for the others' announcements.
  */

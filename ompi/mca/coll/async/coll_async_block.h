@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: one rank's data for one peer, as the MPI arguments describe it.
  *
  * A block is (buffer, count, datatype). The exchange schedules move it as a

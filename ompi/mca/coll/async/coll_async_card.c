@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: this process's card in the modex, and the others' cards, read
  * once each. See coll_async_card.h.
  *

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: what differs between the Open MPI series the component builds against
  * (4.1.x and 5.0.x), chosen by the headers' own OMPI_MAJOR_VERSION. Everything else
  * in the component is written once, against the names defined here.

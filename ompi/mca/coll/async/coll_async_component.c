@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: the component. Open MPI loads it, calls its register function
  * (MCA parameters, MPI_T counters), asks at MPI_Init whether it can run
  * (init_query: here a bad parameter value makes it step aside), then asks it

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: op queue, executor and progress thread. See coll_async_engine.h.
  *
  * Posting is a lock-free push onto a LIFO (compare-and-swap on its head); the

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: the exchange, the schedule behind every collective that moves
  * blocks of typed data between ranks (gather, scatter, alltoall and their v and
  * w forms, allgatherv), and behind the reductions the component has no kernel

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: a communicator's multicast group for bcast between nodes, as its
  * hierarchy holds it (coll_async_multicast.h): which bcasts use it, its
  * configuration, what verbose output says of it, and its close at

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: collectives across nodes, as runs of stages. See coll_async_hier.h.
  *
  * Every rank of a node runs the same stages on the node's channel, in the same

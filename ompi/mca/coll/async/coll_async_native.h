@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: the collectives this component runs itself.
  *
  * Each turns the MPI arguments into an op (MPI_IN_PLACE resolved, datatypes

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: this process's endpoint between nodes (the mapper over TCP and,
  * where there is an RDMA port, verbs), opened at component open when the job may
  * span nodes; their addresses ride this process's card (coll_async_card.h).

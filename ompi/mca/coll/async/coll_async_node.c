@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: which processes share this node.
  *
  * Normally the launcher's locality says it. With coll_async_virtual_nodes = N the

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: parsing of parameter values (CPU lists, algorithm names).
  *
  * Pure C with no Open MPI dependency, so the unit tests exercise it without MPI.

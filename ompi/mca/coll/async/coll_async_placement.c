@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: where the progress thread runs (coll_async_progress_cpus).
  *
  * "auto" looks, in Open MPI's hwloc topology, for the NUMA domain the rank is

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: the ring of a communicator's leaders, ordered by measured
  * bandwidth (coll_async_profile_ring), in the spirit of profile-based ring search.
  *

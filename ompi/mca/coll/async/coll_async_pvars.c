@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: MPI_T performance variables that prove which path ran.
  *
  * coll_async_<collective>_native and coll_async_<collective>_delegated count, per

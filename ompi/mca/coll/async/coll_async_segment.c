@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: the shared-memory segment of a communicator's ranks on this node,
  * as the glue sets it up: its identity from the cards (the creating rank's secret
  * key, the communicator's id and members), the launcher's cleanup of its file

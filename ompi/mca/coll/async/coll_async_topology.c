@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: the topology layer (see coll_async_topology.h). Reads NUMA domains
  * and NICs from hwloc 2.x, where NUMA nodes are memory children and an OS device
  * hangs below its PCI device, local to its nearest non-I/O ancestor; and groups

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: the machine as the component sees it. Per node, the NUMA domains
  * and the NICs with their NUMA locality, read from an hwloc topology; per local
  * rank, the NUMA domain its binding lies in; per communicator, the hierarchy

@@ -1,5 +1,13 @@
 # -*- shell-script -*-
 #
+# Copyright (c) 2026 The coll/async developers. All rights reserved.
+# $COPYRIGHT$
+#
+# Additional copyrights may follow
+#
+# $HEADER$
+#
+#
 # coll/async: configure checks, shared by the in-tree build (Open MPI's configure
 # calls MCA_ompi_coll_async_CONFIG) and the out-of-tree build (the project's own
 # configure.ac calls it too). Plain autoconf only, so it works in both.

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: the UD multicast transport (rdma-core, librdmacm).
  *
  * Reliable one-to-many broadcast inside one group of nranks members (one group

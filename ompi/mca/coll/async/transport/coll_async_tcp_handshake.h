@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: the TCP transport's connection handshake: what the first frames
  * on a new connection carry, and the MACs (coll_async_auth.h) that make a
  * connection the job's.

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: which IPv4 interfaces the TCP transport listens on.
  *
  * Lists the machine's interfaces that are up (getifaddrs) and filters them with an

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: the verbs RC transport (rdma-core).
  *
  * The same service as the TCP transport (coll_async_tcp.h), so the mapper can

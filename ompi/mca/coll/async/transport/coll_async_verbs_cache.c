@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: the verbs transport's registration cache. See coll_async_verbs_cache.h.
  *
  * The cached entries form one list in most-recently-used order: lookups walk it

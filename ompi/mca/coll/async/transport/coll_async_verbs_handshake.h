@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: the verbs RC transport's connection handshake: what rdma_cm's
  * private data and the first message on a new queue pair carry, and the MACs
  * (coll_async_auth.h) that make a connection the job's.

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: which RDMA ports the verbs transport uses.
  *
  * Discovery (coll_async_verbs_discover, declared in coll_async_verbs.h) lists

@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * coll/async: integers on the wire, in network byte order, at any alignment:
  * the handshakes', frames' and multicast packets' encoders and decoders share these.
  */

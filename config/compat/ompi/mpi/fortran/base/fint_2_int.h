@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Stand-in for an Open MPI header that Debian's libopenmpi-dev does not ship
  * although ompi/op/op.h includes it. op.h only needs the int -> MPI_Fint
  * conversion (for Fortran user-defined operations). configure adds this

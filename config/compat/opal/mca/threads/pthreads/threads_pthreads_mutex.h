@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Stand-in for an Open MPI 5.0 header that Debian 13's libopenmpi-dev does not ship
  * although opal/mca/threads/mutex.h includes it (opal_config.h names it as the
  * mutex implementation). It gives the pthreads types libopen-pal was built with and

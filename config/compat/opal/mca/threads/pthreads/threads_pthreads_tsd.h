@@ -1,4 +1,13 @@
 /*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
  * Stand-in for an Open MPI 5.0 header that Debian 13's libopenmpi-dev does not ship
  * although opal/mca/threads/tsd.h includes it: thread-specific data as pthread keys.
  * configure puts this directory last on the include path (a real header wins).
