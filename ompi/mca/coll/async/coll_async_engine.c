@@ -37,6 +37,7 @@
 
 #include "coll_async_backoff.h"
 #include "coll_async_engine.h"
+#include "transport/coll_async_clock.h"
 
 /* Ask the application for its Open MPI progress every this many waiting rounds. */
 #define PROGRESS_EVERY 64
@@ -476,20 +477,12 @@ static void wait_for_work(struct thread_wait *wait)
     }
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t) now.tv_sec * 1000000000u + (uint64_t) now.tv_nsec;
-}
-
 /* On a CPU of its own the idle thread watches for a post for IDLE_SPIN_NS before it
  * sleeps: collectives come in bursts, and a post that finds the thread awake costs
  * no system call to wake it nor a wait for the scheduler. True if a post came. */
 static bool await_post(const struct thread_wait *wait)
 {
-    uint64_t until = now_ns() + IDLE_SPIN_NS;
+    uint64_t until = coll_async_now_ns() + IDLE_SPIN_NS;
 
     if (wait->shared) {
         return false;
@@ -501,7 +494,7 @@ static bool await_post(const struct thread_wait *wait)
             }
             coll_async_cpu_relax();
         }
-    } while (now_ns() < until);
+    } while (coll_async_now_ns() < until);
     return false;
 }
 

@@ -91,8 +91,6 @@ static inline uint64_t coll_async_hier_next_tag(struct coll_async_hier *hier)
     return hier->tag_base | sequence * COLL_ASYNC_INTERNODE_TAG_STEPS;
 }
 
-#endif /* MCA_COLL_ASYNC_HIER_H */
-
 /*
  * The hierarchical schedules (coll_async_hierarchical.c): a run of stages on
  * this node's channel (the shared-memory schedules) and between nodes (the
@@ -111,3 +109,5 @@ enum coll_async_hier_kind {
 void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_hier_kind kind);
 void coll_async_hier_run_free(void *run);
 void coll_async_hier_begin(struct coll_async_op *op);
+
+#endif /* MCA_COLL_ASYNC_HIER_H */

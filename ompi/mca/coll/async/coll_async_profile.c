@@ -26,11 +26,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "opal/util/output.h"
 
 #include "coll_async.h"
+#include "transport/coll_async_clock.h"
 
 #define PROBE_BYTES (1024 * 1024)
 #define PROBE_REPEATS 2
@@ -51,20 +51,12 @@ static int partner_of(int node, int round, int nodes)
     return partner < nodes ? partner : -1;
 }
 
-static double now(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec + 1e-9 * (double) t.tv_nsec;
-}
-
 /* Exchanges the probe with peer both ways; bytes per second, or 0 on failure. */
 static double exchange(struct coll_async_net *net, uint32_t peer, uint64_t tag, bool first,
                        char *out, char *in)
 {
     struct coll_async_net_op send = {0}, recv = {0};
-    double start = now();
+    uint64_t start = coll_async_now_ns();
 
     /* Each direction its own tag: the lower side sends on tag, the other on tag+1.
      * A post that fails leaves nothing behind that points into this frame. */
@@ -78,7 +70,10 @@ static double exchange(struct coll_async_net *net, uint32_t peer, uint64_t tag, 
     while (COLL_ASYNC_NET_PENDING == send.status || COLL_ASYNC_NET_PENDING == recv.status) {
         coll_async_net_progress(net);
     }
-    return 0 == send.status && 0 == recv.status ? 2.0 * PROBE_BYTES / (now() - start) : 0;
+    if (0 != send.status || 0 != recv.status) {
+        return 0;
+    }
+    return 2e9 * PROBE_BYTES / (double) (coll_async_now_ns() - start);
 }
 
 /* This leader's row: bandwidth to every node (0 for itself). The caller holds the

@@ -56,6 +56,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "coll_async_clock.h"
 #include "coll_async_mcast.h"
 #include "coll_async_mcast_auth.h"
 #include "coll_async_op_queue.h"
@@ -229,14 +230,6 @@ struct coll_async_mcast {
 };
 
 /* Small helpers */
-
-static uint64_t now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
 
 static uint64_t mix64(uint64_t x)
 {
@@ -645,7 +638,7 @@ static void receiver_report(struct coll_async_mcast *m, struct slot *slot, uint8
 {
     struct report r = {.state = state, .flags = flags, .count = slot->base,
                        .echo = slot->echo};
-    uint64_t now = now_us();
+    uint64_t now = coll_async_now_us();
 
     if (STATE_RECEIVING == state) {
         r.nranges = missing_ranges(m, slot, limit, r.ranges);
@@ -690,7 +683,7 @@ static bool receiver_place(struct coll_async_mcast *m, struct slot *slot, uint32
 static void receiver_settle(struct coll_async_mcast *m, struct slot *slot, bool answer,
                             bool saw_gap)
 {
-    uint64_t now = now_us();
+    uint64_t now = coll_async_now_us();
 
     if (slot->base == slot->npackets) {
         receiver_report(m, slot, STATE_DONE, 0, 0);
@@ -706,7 +699,7 @@ static void receiver_settle(struct coll_async_mcast *m, struct slot *slot, bool 
 /* The root's packets prove it alive: the next unsolicited report waits again. */
 static void receiver_heard(struct coll_async_mcast *m, struct slot *slot)
 {
-    uint64_t now = now_us();
+    uint64_t now = coll_async_now_us();
 
     slot->heard_us = now;
     slot->report_interval_us = m->resend_us;
@@ -780,7 +773,7 @@ static void receiver_root_says(struct coll_async_mcast *m, struct slot *slot,
     if (h->sender != slot->op->root) {
         return;
     }
-    slot->heard_us = now_us();
+    slot->heard_us = coll_async_now_us();
     if (STATE_FAILED != h->state) {
         return;
     }
@@ -893,7 +886,7 @@ static void root_take_ack(struct coll_async_mcast *m, struct slot *slot, uint32_
                           const struct report *report)
 {
     uint32_t count = report->count;
-    uint64_t now = now_us();
+    uint64_t now = coll_async_now_us();
     bool moved = false;
     int marked = 0;
 
@@ -1029,7 +1022,7 @@ static void root_timer(struct coll_async_mcast *m, struct slot *slot, uint64_t n
 static void slot_start(struct coll_async_mcast *m, struct slot *slot,
                        struct coll_async_mcast_op *op)
 {
-    uint64_t now = now_us();
+    uint64_t now = coll_async_now_us();
 
     slot->op = op;
     slot->root = op->root == m->config.self;
@@ -1430,7 +1423,7 @@ static void arm_timer(struct coll_async_mcast *m)
 
 static int run_timers(struct coll_async_mcast *m)
 {
-    uint64_t expirations, now = now_us();
+    uint64_t expirations, now = coll_async_now_us();
     int fired = 0;
 
     if (sizeof(expirations) == read(m->timerfd, &expirations, sizeof(expirations))) {

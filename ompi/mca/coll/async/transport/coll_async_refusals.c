@@ -14,21 +14,13 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <time.h>
 
+#include "coll_async_clock.h"
 #include "coll_async_refusals.h"
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
 
 void coll_async_refusals_say(struct coll_async_refusals *refusals, const char *format, ...)
 {
-    uint64_t now = now_ms();
+    uint64_t now = coll_async_now_ms();
     char line[400];
     va_list args;
     int n;

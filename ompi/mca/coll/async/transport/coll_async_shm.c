@@ -23,7 +23,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -31,6 +30,7 @@
 #endif
 
 #include "../coll_async_backoff.h"
+#include "coll_async_clock.h"
 #include "coll_async_shm.h"
 
 #define SEGMENT_MAGIC 0x636f6c6c6173796eULL /* "collasyn" */
@@ -191,18 +191,10 @@ struct setup {
     unsigned timeout_ms; /* for the messages */
 };
 
-static uint64_t now_ns(void)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t) now.tv_sec * 1000000000u + (uint64_t) now.tv_nsec;
-}
-
 /* Waits a little; false, without waiting, once the deadline has passed. */
 static bool wait_more(const struct setup *setup, struct coll_async_backoff *backoff)
 {
-    if (now_ns() >= setup->deadline_ns) {
+    if (coll_async_now_ns() >= setup->deadline_ns) {
         return false;
     }
     coll_async_backoff_wait(backoff);
@@ -703,14 +695,14 @@ int coll_async_shm_attach(struct coll_async_shm_segment *segment,
                     "%d ranks with %zu-byte slots make a segment larger than memory can address",
                     nranks, config->slot_size);
     }
-    setup.deadline_ns = now_ns() + (uint64_t) config->timeout_ms * 1000000u;
+    setup.deadline_ns = coll_async_now_ns() + (uint64_t) config->timeout_ms * 1000000u;
     rc = 0 == rank ? create(&setup) : join(&setup);
     if (0 != rc) {
         coll_async_shm_detach(segment);
         return rc;
     }
     /* A fresh deadline: the ranks have just met, none is late now. */
-    setup.deadline_ns = now_ns() + (uint64_t) config->timeout_ms * 1000000u;
+    setup.deadline_ns = coll_async_now_ns() + (uint64_t) config->timeout_ms * 1000000u;
     agree_on_cma(&setup, config->try_cma);
     return 0;
 }

@@ -54,9 +54,10 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "coll_async_clock.h"
+#include "coll_async_ipv4.h"
 #include "coll_async_op_queue.h"
 #include "coll_async_refusals.h"
 #include "coll_async_tcp.h"
@@ -201,14 +202,6 @@ static void conn_challenge(struct coll_async_tcp *tcp, struct conn *conn);
 static void conn_read(struct coll_async_tcp *tcp, struct conn *conn);
 
 /* Small helpers */
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
 
 static void encode_frame(uint8_t *p, const struct frame *frame)
 {
@@ -417,7 +410,7 @@ static void refuse(struct coll_async_tcp *tcp, struct conn *conn, const char *wh
 
 static void check_unproven(struct coll_async_tcp *tcp)
 {
-    uint64_t now = now_ms();
+    uint64_t now = coll_async_now_ms();
     struct conn *conn = tcp->unproven;
 
     while (NULL != conn) {
@@ -468,7 +461,7 @@ static void link_arm(struct coll_async_tcp *tcp, struct link *link)
     if (0 == link->deadline_ms) {
         ++tcp->pending_links;
     }
-    link->deadline_ms = now_ms() + (uint64_t) tcp->config.connect_timeout_ms;
+    link->deadline_ms = coll_async_now_ms() + (uint64_t) tcp->config.connect_timeout_ms;
 }
 
 /* Peer failure */
@@ -576,7 +569,7 @@ static void conn_fail(struct coll_async_tcp *tcp, struct conn *conn, const char 
 
 static void check_deadlines(struct coll_async_tcp *tcp)
 {
-    uint64_t now = now_ms();
+    uint64_t now = coll_async_now_ms();
 
     for (struct coll_async_tcp_peer *peer = tcp->all_peers; NULL != peer; peer = peer->next) {
         for (int l = 0; l < peer->nlinks && 0 == peer->error; ++l) {
@@ -615,14 +608,6 @@ static struct coll_async_tcp_peer *peer_get(struct coll_async_tcp *tcp, uint32_t
     return peer;
 }
 
-static bool same_subnet(const struct coll_async_tcp_addr *a, const struct coll_async_tcp_addr *b)
-{
-    unsigned prefix = a->prefix < b->prefix ? a->prefix : b->prefix;
-    uint32_t mask = 0 == prefix ? 0 : 0xffffffffu << (32 - prefix);
-
-    return 0 == ((ntohl(a->addr.s_addr) ^ ntohl(b->addr.s_addr)) & mask);
-}
-
 /*
  * Pairs the lower id's endpoints (lo) with the higher id's (hi), so both sides
  * number the links alike: each lo endpoint, in order, takes the first unused hi
@@ -638,7 +623,7 @@ static int plan_links(const struct coll_async_tcp_addr *lo, int nlo,
 
     for (int i = 0; i < nlo && count < max; ++i) {
         for (int j = 0; j < nhi; ++j) {
-            if (!used[j] && same_subnet(&lo[i], &hi[j])) {
+            if (!used[j] && coll_async_ipv4_same_subnet(lo[i].addr, lo[i].prefix, hi[j].addr, hi[j].prefix)) {
                 used[j] = true;
                 lo_index[count] = i;
                 hi_index[count++] = j;
@@ -920,7 +905,7 @@ static void accept_some(struct coll_async_tcp *tcp, struct listener *listener)
         conn->remote = remote;
         len = sizeof(conn->local);
         (void) getsockname(fd, (struct sockaddr *) &conn->local, &len);
-        conn->deadline_ms = now_ms() + (uint64_t) tcp->config.connect_timeout_ms;
+        conn->deadline_ms = coll_async_now_ms() + (uint64_t) tcp->config.connect_timeout_ms;
         conn->next = tcp->unproven;
         tcp->unproven = conn;
         ++tcp->nunproven;

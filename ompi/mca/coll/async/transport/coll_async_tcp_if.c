@@ -21,12 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_async_ipv4.h"
 #include "coll_async_tcp_if.h"
-
-static uint32_t prefix_mask(unsigned prefix)
-{
-    return 0 == prefix ? 0 : 0xffffffffu << (32 - prefix);
-}
 
 /* "a.b.c.d" or "a.b.c.d/n", entry being length bytes of a longer string. */
 static int parse_subnet(const char *entry, size_t length, struct coll_async_tcp_if_rule *rule)
@@ -55,7 +51,7 @@ static int parse_subnet(const char *entry, size_t length, struct coll_async_tcp_
         return -EINVAL;
     }
     rule->subnet = true;
-    rule->mask = prefix_mask((unsigned) prefix);
+    rule->mask = coll_async_ipv4_mask((unsigned) prefix);
     rule->net = ntohl(addr.s_addr) & rule->mask;
     return 0;
 }
@@ -133,14 +129,6 @@ int coll_async_tcp_if_parse(const char *include, const char *exclude,
     return 0;
 }
 
-static unsigned mask_length(const struct sockaddr *netmask)
-{
-    if (NULL == netmask || AF_INET != netmask->sa_family) {
-        return 32;
-    }
-    return (unsigned) __builtin_popcount(((const struct sockaddr_in *) netmask)->sin_addr.s_addr);
-}
-
 int coll_async_tcp_if_discover(struct coll_async_tcp_if *ifs, int max)
 {
     struct ifaddrs *all, *ifa;
@@ -159,7 +147,7 @@ int coll_async_tcp_if_discover(struct coll_async_tcp_if *ifs, int max)
         memset(one, 0, sizeof(*one));
         snprintf(one->name, sizeof(one->name), "%s", ifa->ifa_name);
         one->addr = ((const struct sockaddr_in *) ifa->ifa_addr)->sin_addr;
-        one->prefix = (uint8_t) mask_length(ifa->ifa_netmask);
+        one->prefix = coll_async_ipv4_prefix(ifa->ifa_netmask);
         one->loopback = 0 != (ifa->ifa_flags & IFF_LOOPBACK);
         ++count;
     }

@@ -100,6 +100,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "coll_async_clock.h"
+#include "coll_async_ipv4.h"
 #include "coll_async_op_queue.h"
 #include "coll_async_refusals.h"
 #include "coll_async_verbs.h"
@@ -330,14 +332,6 @@ static const char *const sender_failed =
     "verbs: the sender could not deliver the bulk transfer (it could not register its buffer)";
 
 /* Small helpers */
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
 
 static void put32(uint8_t *p, uint32_t value)
 {
@@ -795,13 +789,13 @@ static void conn_arm(struct coll_async_verbs *verbs, struct conn *conn)
     if (0 == conn->deadline_ms) {
         ++verbs->pending;
     }
-    conn->deadline_ms = now_ms() + (uint64_t) verbs->config.connect_timeout_ms;
+    conn->deadline_ms = coll_async_now_ms() + (uint64_t) verbs->config.connect_timeout_ms;
     arm_timer(verbs);
 }
 
 static void check_deadlines(struct coll_async_verbs *verbs)
 {
-    uint64_t now = now_ms(), expirations;
+    uint64_t now = coll_async_now_ms(), expirations;
 
     (void) read(verbs->timerfd, &expirations, sizeof(expirations));
     for (struct conn *conn = verbs->conns; NULL != conn; conn = conn->next) {
@@ -2363,14 +2357,6 @@ static int decode_address(const void *blob, size_t length, struct endpoint *endp
     return count;
 }
 
-static bool same_subnet(struct in_addr a, uint8_t a_prefix, struct in_addr b, uint8_t b_prefix)
-{
-    unsigned prefix = a_prefix < b_prefix ? a_prefix : b_prefix;
-    uint32_t mask = 0 == prefix ? 0 : 0xffffffffu << (32 - prefix);
-
-    return 0 == ((ntohl(a.s_addr) ^ ntohl(b.s_addr)) & mask);
-}
-
 /* Pairs ports the way both sides do alike: each of the lower id's ports, in order,
  * takes the first unused port of the higher id's on its subnet. */
 int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t id,
@@ -2402,7 +2388,7 @@ int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t id,
             int mine = lower ? i : j, other = lower ? j : i;
             const struct port *port = &verbs->ports[mine];
 
-            if (used[j] || !same_subnet(port->addr, port->prefix, theirs[other].addr,
+            if (used[j] || !coll_async_ipv4_same_subnet(port->addr, port->prefix, theirs[other].addr,
                                         theirs[other].prefix)) {
                 continue;
             }
@@ -2530,18 +2516,6 @@ void coll_async_verbs_invalidate(struct coll_async_verbs *verbs, const void *add
 
 /* Set-up and teardown */
 
-static uint8_t netmask_prefix(const struct sockaddr *netmask)
-{
-    uint32_t mask = ntohl(((const struct sockaddr_in *) netmask)->sin_addr.s_addr);
-    uint8_t prefix = 0;
-
-    while (mask & 0x80000000u) {
-        ++prefix;
-        mask <<= 1;
-    }
-    return prefix;
-}
-
 static struct port *port_of(struct coll_async_verbs *verbs, const struct rdma_cm_id *id)
 {
     const char *name = ibv_get_device_name(id->verbs->device);
@@ -2588,7 +2562,7 @@ static int listen_on_ports(struct coll_async_verbs *verbs)
         id->context = port;
         port->listener = id;
         port->addr = ((const struct sockaddr_in *) ifa->ifa_addr)->sin_addr;
-        port->prefix = netmask_prefix(ifa->ifa_netmask);
+        port->prefix = coll_async_ipv4_prefix(ifa->ifa_netmask);
         port->cm_port = ntohs(rdma_get_src_port(id));
     }
     freeifaddrs(ifs);
