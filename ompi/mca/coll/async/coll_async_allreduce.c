@@ -250,19 +250,26 @@ static void slice_of(const struct coll_async_op *op, size_t chunk, int rank, siz
     schedule_slice(chunk, op->reduction.size, schedule_shm(op)->nranks, rank, first, share);
 }
 
-/* Bytes writer streams before the slice of reader; with reader == writer, all its
- * input bytes. */
+/* Bytes writer streams before the slice of reader: the slices of the ranks after
+ * writer and before reader, cyclically; with reader == writer, all its input
+ * bytes. The slices tile the chunk in rank order, so that is a difference of two
+ * slice boundaries, not a sum over the ranks (every poll asks it of every rank). */
 static size_t streamed_before(const struct coll_async_op *op, size_t chunk, int writer,
                               int reader)
 {
-    int n = schedule_shm(op)->nranks;
-    size_t bytes = 0, first, share;
+    size_t writer_first, writer_share, reader_first, reader_share, writer_end, elements;
 
-    for (int rank = (writer + 1) % n; rank != reader && rank != writer; rank = (rank + 1) % n) {
-        slice_of(op, chunk, rank, &first, &share);
-        bytes += element_offset(op, share);
+    slice_of(op, chunk, writer, &writer_first, &writer_share);
+    slice_of(op, chunk, reader, &reader_first, &reader_share);
+    writer_end = writer_first + writer_share;
+    if (reader == writer) {
+        elements = chunk - writer_share;
+    } else if (reader > writer) {
+        elements = reader_first - writer_end;
+    } else {
+        elements = chunk - writer_end + reader_first;
     }
-    return bytes;
+    return element_offset(op, elements);
 }
 
 /* Where writer's result starts in its stream: after its inputs, at a whole piece. */
