@@ -593,11 +593,6 @@ int coll_async_engine_post(struct coll_async_op *op)
     return 0;
 }
 
-int32_t coll_async_engine_in_flight(void)
-{
-    return __atomic_load_n(&engine.in_flight, __ATOMIC_RELAXED);
-}
-
 void coll_async_engine_fini(void)
 {
     if (engine.started) {

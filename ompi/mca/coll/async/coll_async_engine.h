@@ -141,9 +141,6 @@ enum coll_async_help {
  * other thread is running them at that moment. */
 enum coll_async_help coll_async_engine_help(void);
 
-/* Posted ops not yet finished, over all streams. */
-int32_t coll_async_engine_in_flight(void);
-
 /* Stops and joins the progress thread, once every posted op has finished, and
  * forgets the watched transport. */
 void coll_async_engine_fini(void);
