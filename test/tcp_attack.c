@@ -17,7 +17,7 @@
  *   - sends data headers (an eager message of 4 GiB, a chunk of a 4 GiB
  *     transfer) without proving anything, and 64 bytes of garbage: each must
  *     be closed;
- *   - sends half a header and nothing more: it must be closed within 3 s (run
+ *   - sends half a header and nothing more: it must be closed within 6 s (run
  *     the job with coll_async_tcp_connect_timeout 2);
  *   - opens 100 connections that say nothing: at most 64 may stay open.
  * It prints what it saw and exits 0 when the listeners held, 1 when not, 2 when
@@ -45,6 +45,7 @@
 #define MAX_LISTENERS 32
 #define IDLE 100
 #define CAP 64
+#define TRUNCATED_WAIT_MS 6000
 
 struct endpoint {
     struct in_addr addr;
@@ -199,7 +200,8 @@ static bool forged_hello(const struct endpoint *e, uint32_t from, uint32_t to)
 }
 
 /* A frame sent before any proof; true when refused. */
-static bool unproven_frame(const struct endpoint *e, const uint8_t *frame, size_t length)
+static bool unproven_frame(const struct endpoint *e, const uint8_t *frame, size_t length,
+                           int wait_ms)
 {
     uint8_t challenge[COLL_ASYNC_TCP_NONCE_BYTES];
     int fd = challenged(e, challenge);
@@ -208,7 +210,8 @@ static bool unproven_frame(const struct endpoint *e, const uint8_t *frame, size_
     if (fd < 0) {
         return false;
     }
-    refused = (ssize_t) length == send(fd, frame, length, MSG_NOSIGNAL) && closed_within(fd, 3000);
+    refused = (ssize_t) length == send(fd, frame, length, MSG_NOSIGNAL)
+              && closed_within(fd, wait_ms);
     close(fd);
     return refused;
 }
@@ -266,15 +269,17 @@ int main(int argc, char **argv)
         /* Version 1's hello: process 1, link 0 of 1, the old magic. */
         test_frame_header(frame, TEST_FRAME_HELLO, 0, 1, (uint64_t) 1 << 32,
                           0x636f6c6c74637001ULL);
-        old_hello = unproven_frame(&found[i], frame, 32);
+        old_hello = unproven_frame(&found[i], frame, 32, 3000);
         test_frame_header(frame, TEST_FRAME_EAGER, UINT32_MAX, 1, 0, 0);
-        big_eager = unproven_frame(&found[i], frame, 32);
+        big_eager = unproven_frame(&found[i], frame, 32, 3000);
         test_frame_header(frame, TEST_FRAME_CHUNK, 1 << 20, 1, 0, (uint64_t) 4 << 30);
-        big_chunk = unproven_frame(&found[i], frame, 32);
+        big_chunk = unproven_frame(&found[i], frame, 32, 3000);
         memset(frame, 0xa5, sizeof(frame));
-        garbage = unproven_frame(&found[i], frame, sizeof(frame));
+        garbage = unproven_frame(&found[i], frame, sizeof(frame), 3000);
         test_frame_header(frame, TEST_FRAME_HELLO, COLL_ASYNC_TCP_HELLO_BYTES, 0, 0, 0);
-        truncated = unproven_frame(&found[i], frame, 16);
+        /* Closed at the job's deadline, which a rank keeps when it next drives its
+         * network: on a loaded machine, seconds late. */
+        truncated = unproven_frame(&found[i], frame, 16, TRUNCATED_WAIT_MS);
         kept = idle_kept(&found[i]);
         printf("tcp_attack: %s:%u: forged hellos refused %d/%d, version-1 hello %s, 4 GiB eager "
                "header %s, 4 GiB chunk header %s, garbage %s, half a header %s, %d of %d silent "
