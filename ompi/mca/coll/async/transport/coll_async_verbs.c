@@ -108,6 +108,7 @@
 #include "coll_async_verbs_cache.h"
 #include "coll_async_verbs_handshake.h"
 #include "coll_async_verbs_port.h"
+#include "coll_async_wire.h"
 
 #define HEADER 24
 #define READY_BODY (4 + 4 + 8 + 4 * COLL_ASYNC_VERBS_MAX_PORTS)
@@ -333,52 +334,24 @@ static const char *const sender_failed =
 
 /* Small helpers */
 
-static void put32(uint8_t *p, uint32_t value)
-{
-    value = htobe32(value);
-    memcpy(p, &value, 4);
-}
-
-static void put64(uint8_t *p, uint64_t value)
-{
-    value = htobe64(value);
-    memcpy(p, &value, 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t value;
-
-    memcpy(&value, p, 4);
-    return be32toh(value);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t value;
-
-    memcpy(&value, p, 8);
-    return be64toh(value);
-}
-
 static void encode_header(uint8_t *p, const struct header *header)
 {
     p[0] = header->type;
     p[1] = 0;
     p[2] = (uint8_t) (header->credits >> 8);
     p[3] = (uint8_t) header->credits;
-    put32(p + 4, header->seen);
-    put64(p + 8, header->tag);
-    put64(p + 16, header->length);
+    coll_async_put_be32(p + 4, header->seen);
+    coll_async_put_be64(p + 8, header->tag);
+    coll_async_put_be64(p + 16, header->length);
 }
 
 static void decode_header(const uint8_t *p, struct header *header)
 {
     header->type = p[0];
     header->credits = (uint16_t) (p[2] << 8 | p[3]);
-    header->seen = get32(p + 4);
-    header->tag = get64(p + 8);
-    header->length = get64(p + 16);
+    header->seen = coll_async_get_be32(p + 4);
+    header->tag = coll_async_get_be64(p + 8);
+    header->length = coll_async_get_be64(p + 16);
 }
 
 /* Operations */
@@ -1028,8 +1001,8 @@ static int send_control(struct coll_async_verbs *verbs, struct conn *conn, enum 
     struct work *work = slot_take(conn);
     uint8_t *body = message_start(conn, work, type, tag, length);
 
-    put32(body, id);
-    put32(body + 4, err);
+    coll_async_put_be32(body, id);
+    coll_async_put_be32(body + 4, err);
     return post_message(verbs, conn, work, HEADER + 8, NULL);
 }
 
@@ -1056,11 +1029,11 @@ static int send_ready(struct coll_async_verbs *verbs, struct conn *conn,
         NULL != op->registration ? coll_async_verbs_cache_handle(op->registration) : NULL;
     int nkeys = NULL != registration ? peer->nlinks : 0;
 
-    put32(body, op->id);
-    put32(body + 4, (uint32_t) nkeys);
-    put64(body + 8, (uintptr_t) op->buffer);
+    coll_async_put_be32(body, op->id);
+    coll_async_put_be32(body + 4, (uint32_t) nkeys);
+    coll_async_put_be64(body + 8, (uintptr_t) op->buffer);
     for (int l = 0; l < nkeys; ++l) {
-        put32(body + 16 + 4 * l, registration->mrs[peer->links[l].port]->rkey);
+        coll_async_put_be32(body + 16 + 4 * l, registration->mrs[peer->links[l].port]->rkey);
     }
     return post_message(verbs, conn, work, HEADER + 16 + 4 * (size_t) nkeys, NULL);
 }
@@ -1187,7 +1160,7 @@ static void send_proof(struct coll_async_verbs *verbs, struct conn *conn)
     struct header header = {.type = MSG_PROOF, .length = 8};
 
     encode_header((uint8_t *) work->buffer, &header);
-    put64((uint8_t *) work->buffer + HEADER,
+    coll_async_put_be64((uint8_t *) work->buffer + HEADER,
           coll_async_verbs_proof_tag(&conn->peer->key, &conn->request, conn->nonce));
     (void) post_send(verbs, conn, work, PROOF_BYTES);
 }
@@ -1788,7 +1761,7 @@ static void ready_arrived(struct coll_async_verbs *verbs, struct conn *conn,
     struct coll_async_verbs_op *op;
     uint32_t nkeys;
 
-    if (body_length < 16 || (nkeys = get32(body + 4)) > COLL_ASYNC_VERBS_MAX_PORTS
+    if (body_length < 16 || (nkeys = coll_async_get_be32(body + 4)) > COLL_ASYNC_VERBS_MAX_PORTS
         || body_length < 16 + 4 * (size_t) nkeys) {
         protocol_error(verbs, conn, "a malformed READY");
         return;
@@ -1803,11 +1776,11 @@ static void ready_arrived(struct coll_async_verbs *verbs, struct conn *conn,
     }
     ready->tag = header->tag;
     ready->capacity = header->length;
-    ready->id = get32(body);
+    ready->id = coll_async_get_be32(body);
     ready->nkeys = (int) nkeys;
-    ready->address = get64(body + 8);
+    ready->address = coll_async_get_be64(body + 8);
     for (uint32_t l = 0; l < nkeys; ++l) {
-        ready->rkeys[l] = get32(body + 16 + 4 * l);
+        ready->rkeys[l] = coll_async_get_be32(body + 16 + 4 * l);
     }
     for (op = peer->awaiting.head; NULL != op && op->tag != header->tag; op = op->next) {
     }
@@ -1825,7 +1798,7 @@ static void start_arrived(struct coll_async_verbs *verbs, struct conn *conn,
                           bool rejected)
 {
     struct coll_async_verbs_op *op =
-        body_length >= 8 ? receive_by_id(conn->peer, get32(body)) : NULL;
+        body_length >= 8 ? receive_by_id(conn->peer, coll_async_get_be32(body)) : NULL;
 
     if (NULL == op || op->has_total
         || (!rejected
@@ -1837,7 +1810,7 @@ static void start_arrived(struct coll_async_verbs *verbs, struct conn *conn,
     }
     op->bytes = header->length;
     if (rejected) {
-        uint32_t err = get32(body + 4);
+        uint32_t err = coll_async_get_be32(body + 4);
 
         op_set_error(op, 0 != err ? -(int) err : -EPROTO,
                      EMSGSIZE == err ? too_long : sender_failed);
@@ -2002,7 +1975,7 @@ static void unproven_completion(struct coll_async_verbs *verbs, struct conn *con
     }
     decode_header(data, &header);
     if (MSG_PROOF != header.type
-        || !coll_async_tags_equal(get64(data + HEADER),
+        || !coll_async_tags_equal(coll_async_get_be64(data + HEADER),
                                         coll_async_verbs_proof_tag(&verbs->config.key,
                                                                    &conn->request, conn->nonce))) {
         refuse(verbs, conn, "a wrong proof: it does not hold this process's key, or replays "
