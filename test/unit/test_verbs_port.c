@@ -8,8 +8,8 @@
  */
 
 /*
- * Unit tests of transport/coll_async_verbs_port.c and of the verbs transport's
- * paths that need no RDMA device: device:port filters, what sysfs says about a
+ * Unit tests of transport/coll_async_verbs_port.c, coll_async_port_filter.c and
+ * the verbs transport's paths that need no RDMA device: device:port filters, what sysfs says about a
  * port (read from a made-up tree), discovery on this machine, and create()
  * failing cleanly (no port, bad filters, bad configuration). Runs anywhere;
  * test_verbs runs the transport itself where a port exists.
@@ -41,14 +41,14 @@ static const char *select_ports(const char *include, const char *exclude, char *
         const char *device;
         int port;
     } machine[] = {{"mlx5_0", 1}, {"mlx5_0", 2}, {"mlx5_1", 1}, {"rxe0", 1}};
-    struct coll_async_verbs_filter filter;
+    struct coll_async_port_filter filter;
     char why[256];
 
-    assert_int_equal(coll_async_verbs_filter_parse(include, exclude, &filter, why, sizeof(why)),
+    assert_int_equal(coll_async_port_filter_parse(include, exclude, &filter, why, sizeof(why)),
                      0);
     out[0] = '\0';
     for (size_t i = 0; i < sizeof(machine) / sizeof(machine[0]); ++i) {
-        if (coll_async_verbs_filter_keeps(&filter, machine[i].device, machine[i].port)) {
+        if (coll_async_port_filter_keeps(&filter, machine[i].device, machine[i].port)) {
             snprintf(out + strlen(out), size - strlen(out), "%s%s:%d", out[0] ? "," : "",
                      machine[i].device, machine[i].port);
         }
@@ -58,10 +58,10 @@ static const char *select_ports(const char *include, const char *exclude, char *
 
 static void assert_parse_fails(const char *include, const char *exclude, const char *reason)
 {
-    struct coll_async_verbs_filter filter;
+    struct coll_async_port_filter filter;
     char why[256] = "";
 
-    assert_int_equal(coll_async_verbs_filter_parse(include, exclude, &filter, why, sizeof(why)),
+    assert_int_equal(coll_async_port_filter_parse(include, exclude, &filter, why, sizeof(why)),
                      -EINVAL);
     if (NULL == strstr(why, reason)) {
         fail_msg("include \"%s\" exclude \"%s\": \"%s\" does not say \"%s\"",
