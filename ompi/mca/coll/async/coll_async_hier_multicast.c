@@ -65,7 +65,7 @@ static const char *choose(struct coll_async_hier *hier)
     if (COLL_ASYNC_INTERNODE_MULTICAST != alg && COLL_ASYNC_INTERNODE_AUTO != alg) {
         return NULL;
     }
-    if (!COLL_ASYNC_MULTICAST_BUILT) {
+    if (!coll_async_mcast_built()) {
         return "the component was built without rdma-core";
     }
     if (hier->node_count > COLL_ASYNC_MULTICAST_MAX_NODES) {

@@ -17,6 +17,7 @@
  */
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,8 @@ struct coll_async_multicast {
     struct coll_async_leaders leaders;
     struct coll_async_multicast_config config;
     enum state state;
-    struct coll_async_mcast *member;
+    struct coll_async_mcast *member;     /* typed, for its queries */
+    struct coll_async_transport *transport; /* the same member, for everything else */
     struct entry *entries;       /* [leaders.size] during the set-up */
     size_t *block_offset, *block_bytes;
     uint64_t broadcasts;
@@ -71,6 +73,11 @@ coll_async_multicast_new(const struct coll_async_leaders *leaders,
     return group;
 }
 
+static void detach_from_mapper(struct coll_async_multicast *group)
+{
+    coll_async_net_detach(group->leaders.net, group->transport);
+}
+
 /* The member leaves the group; what it did stays in the summary. */
 static void leave(struct coll_async_multicast *group)
 {
@@ -89,9 +96,10 @@ static void leave(struct coll_async_multicast *group)
              (unsigned long long) s.data_received, (unsigned long long) s.dropped,
              (unsigned long long) s.duplicates, (unsigned long long) s.wrong_source,
              (unsigned long long) s.bad_tag);
-    coll_async_net_detach(group->leaders.net, group->member);
-    coll_async_mcast_destroy(group->member);
+    detach_from_mapper(group);
+    group->transport->ops->destroy(group->transport);
     group->member = NULL;
+    group->transport = NULL;
 }
 
 static void free_setup(struct coll_async_multicast *group)
@@ -139,9 +147,19 @@ static void set_status(struct entry *entry, int status, const char *why)
     }
 }
 
-static int mcast_progress(void *member)
+static int transport_progress(void *transport)
 {
-    return coll_async_mcast_progress(member);
+    struct coll_async_transport *t = transport;
+
+    return t->ops->progress(t);
+}
+
+/* The mapper drives the member with its transports from here on. */
+static int attach_to_mapper(struct coll_async_multicast *group)
+{
+    struct coll_async_transport *t = group->transport;
+
+    return coll_async_net_attach(group->leaders.net, t->ops->fd(t), transport_progress, t);
 }
 
 /* Why this leader refuses the group when verbs must reach every other leader
@@ -198,20 +216,21 @@ static void create_member(struct coll_async_multicast *group)
     }
     rc = coll_async_mcast_create(&group->member, &config, entry->why, sizeof(entry->why));
     if (0 == rc) {
-        rc = coll_async_net_attach(l->net, coll_async_mcast_fd(group->member), mcast_progress,
-                                   group->member);
+        group->transport = coll_async_mcast_transport(group->member);
+        rc = attach_to_mapper(group);
         if (0 != rc) {
             snprintf(entry->why, sizeof(entry->why), "its fd cannot be watched: %s",
                      strerror(-rc));
-            coll_async_mcast_destroy(group->member);
+            group->transport->ops->destroy(group->transport);
             group->member = NULL;
+            group->transport = NULL;
         }
     }
     if (0 != rc) {
         set_status(entry, rc, entry->why);
         return;
     }
-    length = coll_async_mcast_address(group->member, entry->blob, sizeof(entry->blob));
+    length = group->transport->ops->address(group->transport, entry->blob, sizeof(entry->blob));
     entry->blob_length = htonl((uint32_t) length);
     set_status(entry, 0, "");
 }
@@ -262,8 +281,8 @@ static int add_members(struct coll_async_multicast *group)
         if (i == group->leaders.rank) {
             continue;
         }
-        rc = coll_async_mcast_add_member(group->member, (uint32_t) i, entry->blob,
-                                         ntohl(entry->blob_length));
+        rc = group->transport->ops->add_peer(group->transport, (uint32_t) i, NULL, entry->blob,
+                                             ntohl(entry->blob_length));
         if (0 != rc) {
             set_status(mine(group), rc, "a leader's address blob was refused");
             return rc;
@@ -340,27 +359,38 @@ static int run_internode(struct coll_async_multicast_call *call,
 
 /* The multicast itself */
 
+/* The transfer's error, copied: the transport keeps it only until a later
+ * broadcast fails. */
+static int failed(struct coll_async_multicast_call *call, int rc)
+{
+    if (NULL == call->transfer.error) {
+        call->error = NULL;
+    } else {
+        snprintf(call->message, sizeof(call->message), "%s", call->transfer.error);
+        call->error = call->message;
+    }
+    return rc;
+}
+
 static int multicast(struct coll_async_multicast_call *call)
 {
     struct coll_async_multicast *group = call->group;
     int rc;
 
     if (!call->posted) {
-        call->op = (struct coll_async_mcast_op){.complete = NULL};
-        rc = coll_async_mcast_bcast(group->member, (uint32_t) call->root, call->buf, call->bytes,
-                                    &call->op);
+        call->transfer = (struct coll_async_transfer){.complete = NULL};
+        rc = group->transport->ops->bcast(group->transport, (uint32_t) call->root, call->buf,
+                                          call->bytes, &call->transfer);
         if (0 != rc) {
-            call->error = call->op.error;
-            return rc;
+            return failed(call, rc);
         }
         call->posted = true;
         ++group->broadcasts;
     }
-    if (COLL_ASYNC_MCAST_PENDING == call->op.status) {
+    if (COLL_ASYNC_TRANSFER_PENDING == call->transfer.status) {
         return COLL_ASYNC_INTERNODE_AGAIN;
     }
-    call->error = call->op.error;
-    return call->op.status;
+    return 0 == call->transfer.status ? 0 : failed(call, call->transfer.status);
 }
 
 /* The phases */

@@ -32,28 +32,26 @@
  * leaders: a receiver that left while a root still waited for its last
  * acknowledgement would fail the root's broadcast.
  *
- * Runs on the engine's driver only, as the mapper does; the group's member is
- * attached to the mapper (coll_async_net_attach), so the driver's progress and
- * sleep cover it. Pure C, no Open MPI header.
+ * The member is driven through the transport table (coll_async_transport.h):
+ * its bcast, and the mapper's attach (coll_async_net_attach), so the driver's
+ * progress and sleep cover it. Built with or without verbs: without, the
+ * member's creation fails ("built without verbs") and the leaders fall back as
+ * where one has no RDMA port.
+ *
+ * Runs on the engine's driver only, as the mapper does. Pure C, no Open MPI
+ * header.
  */
 
 #ifndef MCA_COLL_ASYNC_MULTICAST_H
 #define MCA_COLL_ASYNC_MULTICAST_H
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "coll_async_internode.h"
 #include "transport/coll_async_mcast.h"
-
-/* Whether this build has the multicast transport (rdma-core). */
-#if COLL_ASYNC_HAVE_VERBS
-#define COLL_ASYNC_MULTICAST_BUILT 1
-#else
-#define COLL_ASYNC_MULTICAST_BUILT 0
-#endif
+#include "transport/coll_async_transport.h"
 
 /* Largest group: the set-up's allgathers and a fallback bcast share one
  * collective's tag steps. */
@@ -88,11 +86,9 @@ struct coll_async_multicast_call {
     int phase;
     bool posted;        /* the phase's transfer is under way */
     struct coll_async_internode x;
-    struct coll_async_mcast_op op;
+    struct coll_async_transfer transfer;
     char message[256];
 };
-
-#if COLL_ASYNC_MULTICAST_BUILT
 
 /* The group's state among leaders, nothing set up yet: no message, no QP.
  * NULL when out of memory. */
@@ -119,51 +115,5 @@ int coll_async_multicast_close_start(struct coll_async_multicast_call *call);
 /* 0 done, COLL_ASYNC_INTERNODE_AGAIN, or -errno (call->error says why). What
  * a call takes it gives back before it returns anything but AGAIN. */
 int coll_async_multicast_progress(struct coll_async_multicast_call *call);
-
-#else /* Without rdma-core nothing chooses multicast; these are never reached. */
-
-static inline struct coll_async_multicast *
-coll_async_multicast_new(const struct coll_async_leaders *leaders,
-                         const struct coll_async_multicast_config *config)
-{
-    (void) leaders;
-    (void) config;
-    return NULL;
-}
-
-static inline void coll_async_multicast_free(struct coll_async_multicast *group)
-{
-    (void) group;
-}
-
-static inline bool coll_async_multicast_open(const struct coll_async_multicast *group)
-{
-    (void) group;
-    return false;
-}
-
-static inline const char *coll_async_multicast_summary(const struct coll_async_multicast *group)
-{
-    (void) group;
-    return "";
-}
-
-static inline int coll_async_multicast_bcast_start(struct coll_async_multicast_call *call)
-{
-    call->error = "built without rdma-core: no multicast";
-    return -ENOTSUP;
-}
-
-static inline int coll_async_multicast_close_start(struct coll_async_multicast_call *call)
-{
-    return coll_async_multicast_bcast_start(call);
-}
-
-static inline int coll_async_multicast_progress(struct coll_async_multicast_call *call)
-{
-    return coll_async_multicast_bcast_start(call);
-}
-
-#endif
 
 #endif /* MCA_COLL_ASYNC_MULTICAST_H */

@@ -63,9 +63,11 @@
  * the first broadcast (a barrier over another transport once all report
  * attached).
  *
- * Every operation completes inside coll_async_mcast_progress(), which does a
- * bounded amount of nonblocking work; a thread with nothing to do sleeps on
- * coll_async_mcast_fd() (completions, rdma_cm events and resend timers).
+ * The member is a transport (coll_async_transport.h) that fills bcast: every
+ * broadcast is a struct coll_async_transfer and completes inside the table's
+ * progress, which does a bounded amount of nonblocking work; a thread with
+ * nothing to do sleeps on its fd (completions, rdma_cm events and resend
+ * timers).
  *
  * Not thread-safe: one thread at a time calls in (the engine's driver).
  * Pure C with no Open MPI dependency.
@@ -79,19 +81,19 @@
 #include <stdint.h>
 
 #include "coll_async_auth.h"
+#include "coll_async_transport.h"
 
 #define COLL_ASYNC_MCAST_ADDRESS_MAX 28 /* blob bytes */
 #define COLL_ASYNC_MCAST_MAX_ACTIVE 4   /* broadcasts in flight at once */
-#define COLL_ASYNC_MCAST_PENDING 1      /* op status while in flight */
 
 struct coll_async_mcast;
 
 struct coll_async_mcast_config {
     /* Where to join: the RDMA port behind the IPv4 address `address` (dotted
      * quad) or, when address is NULL or "", the first port the filter keeps that
-     * has an IPv4 address. The filter is the RC transport's: comma-separated
-     * "device" or "device:port"; include and exclude are mutually exclusive;
-     * NULL or "" when not given. */
+     * has an IPv4 address. The filter is the RC transport's
+     * (coll_async_port_filter.h): comma-separated "device" or "device:port";
+     * include and exclude are mutually exclusive; NULL or "" when not given. */
     const char *address;
     const char *include, *exclude;
     uint64_t group_id;        /* the same on every member; names the group */
@@ -107,28 +109,6 @@ struct coll_async_mcast_config {
      * rank, so loss can be forced where the network loses nothing. */
     double drop_fraction;
     uint64_t drop_seed;
-};
-
-/*
- * A broadcast, owned by the caller and left alone until it completes. status is
- * COLL_ASYNC_MCAST_PENDING until then, and 0 or -errno after; on failure, error
- * says why (it points into the op). complete, when set, runs inside progress
- * right after status is final; the op may be reused or freed from it.
- */
-struct coll_async_mcast_op {
-    void (*complete)(struct coll_async_mcast_op *op);
-    void *context;
-    int status;
-    const char *error;
-
-    /* Private to the transport. */
-    struct coll_async_mcast_op *next;
-    char *buffer;
-    size_t length;
-    uint64_t seq;
-    uint32_t root;
-    int result;
-    char message[192];
 };
 
 /* Counters since create, for tests, benchmarks and verbose output. */
@@ -148,45 +128,38 @@ struct coll_async_mcast_stats {
 };
 
 /* Creates the QP and starts joining the group. 0, -ENODEV when no usable RDMA
- * port has an IPv4 address (or none matches address or the filter), or
- * -errno; why says what failed. */
+ * port has an IPv4 address (or none matches address or the filter), -ENOTSUP
+ * where the component was built without verbs, or -errno; why says what
+ * failed. */
 int coll_async_mcast_create(struct coll_async_mcast **mcast,
                             const struct coll_async_mcast_config *config, char *why,
                             size_t why_len);
 
-/* Leaves the group and frees everything; broadcasts still in flight complete
- * with -ECANCELED. A member destroyed while a root still waits for its last
- * acknowledgement cannot repeat it: destroy once every member's broadcasts have
- * completed (after a barrier over another transport). */
-void coll_async_mcast_destroy(struct coll_async_mcast *mcast);
+/* The member as a transport (coll_async_transport.h), what everything but the
+ * queries below goes through:
+ *
+ *  - bcast posts the group's next broadcast: root sends length bytes from
+ *    buffer, every other member receives them into its buffer (of the same
+ *    length). -errno: not posted (bad argument, or a member's blob is missing;
+ *    the transfer's error says which) and no sequence consumed;
+ *  - add_peer tells it where member peer is, from its blob (the key is not
+ *    used: the group key tags every packet). Every member's blob is needed
+ *    before the first broadcast. 0, -EINVAL (bad rank or blob) or -EEXIST;
+ *  - address is this member's blob (GID, LID and QP number, for the
+ *    acknowledgements), at most COLL_ASYNC_MCAST_ADDRESS_MAX bytes;
+ *  - fd is readable while progress has something to do, resend timers included;
+ *  - destroy leaves the group and frees everything; broadcasts still in flight
+ *    complete with -ECANCELED. A member destroyed while a root still waits for
+ *    its last acknowledgement cannot repeat it: destroy once every member's
+ *    broadcasts have completed (after a barrier over another transport).
+ *
+ * A failed broadcast's error stays valid until destroy or until a later
+ * broadcast fails: a caller that keeps it longer copies it. */
+struct coll_async_transport *coll_async_mcast_transport(struct coll_async_mcast *mcast);
 
 /* 1 once this member is in the group, 0 while the join is under way, -errno when
  * it failed (why, if not NULL, says why). */
 int coll_async_mcast_attached(const struct coll_async_mcast *mcast, const char **why);
-
-/* This member's address blob (GID, LID and QP number, for the acknowledgements); its
- * length or -ENOSPC. */
-int coll_async_mcast_address(const struct coll_async_mcast *mcast, void *blob, size_t size);
-
-/* Tells the transport where member rank is. Every member's blob is needed before
- * the first broadcast. 0, -EINVAL (bad rank or blob) or -EEXIST. */
-int coll_async_mcast_add_member(struct coll_async_mcast *mcast, uint32_t rank, const void *blob,
-                                size_t length);
-
-/*
- * Posts the next broadcast of the group: root sends length bytes from buffer,
- * every other member receives them into its buffer (of the same length). 0: the
- * op completes later through progress. -errno: it was not posted (bad argument,
- * or a member's blob is missing) and consumes no sequence.
- */
-int coll_async_mcast_bcast(struct coll_async_mcast *mcast, uint32_t root, void *buffer,
-                           size_t length, struct coll_async_mcast_op *op);
-
-/* Bounded nonblocking work; completes operations. Returns how much it did (0: idle). */
-int coll_async_mcast_progress(struct coll_async_mcast *mcast);
-
-/* Readable (poll/epoll) while progress has something to do, resend timers included. */
-int coll_async_mcast_fd(const struct coll_async_mcast *mcast);
 
 /* Packet bytes (the MTU in use), and the payload bytes each carries (less the header). */
 size_t coll_async_mcast_mtu(const struct coll_async_mcast *mcast);
@@ -198,5 +171,9 @@ const char *coll_async_mcast_describe(const struct coll_async_mcast *mcast);
 
 void coll_async_mcast_stats(const struct coll_async_mcast *mcast,
                             struct coll_async_mcast_stats *stats);
+
+/* Whether this build has the transport (rdma-core): where it has not,
+ * coll_async_mcast_absent.c stands in and create fails. */
+bool coll_async_mcast_built(void);
 
 #endif /* MCA_COLL_ASYNC_MCAST_H */
