@@ -36,6 +36,7 @@
 #include "test_keys.h"
 
 #include "../../ompi/mca/coll/async/coll_async_internode.h"
+#include "../../ompi/mca/coll/async/transport/coll_async_tcp.h"
 #include "forked_ranks.h"
 
 #define MAX_RANKS 5
@@ -86,24 +87,27 @@ static struct coll_async_net *open_group(int rank, int nranks, uint32_t *peer)
                                            .key = test_key((uint32_t) rank),
                                            .nprocs = (uint32_t) nranks,
                                            .connect_timeout_ms = 5000};
-    struct coll_async_tcp *tcp;
+    struct coll_async_transport *tcp;
+    struct coll_async_tcp *handle;
     struct coll_async_net *net;
     int length;
 
     inet_pton(AF_INET, "127.0.0.1", &lo.addr);
-    CHECK(0 == coll_async_tcp_create(&tcp, &config));
-    length = coll_async_tcp_address(tcp, shared->blob[rank], COLL_ASYNC_TCP_ADDRESS_MAX);
+    CHECK(0 == coll_async_tcp_create(&handle, &config));
+    tcp = coll_async_tcp_transport(handle);
+    length = tcp->ops->address(tcp, shared->blob[rank], COLL_ASYNC_TCP_ADDRESS_MAX);
     CHECK(length > 0);
     shared->blob_length[rank] = (size_t) length;
-    CHECK(0 == coll_async_net_create(&net, (uint32_t) nranks, tcp, NULL));
+    CHECK(0 == coll_async_net_create(&net, (uint32_t) nranks, &tcp, 1));
     barrier(nranks);
     for (int other = 0; other < nranks; ++other) {
         peer[other] = (uint32_t) other;
         if (other != rank) {
+            struct coll_async_net_blob blob = {shared->blob[other], shared->blob_length[other]};
+
             CHECK(0 == coll_async_net_add_peer(net, (uint32_t) other, test_key_of((uint32_t) other),
-                                               shared->blob[other],
-                                               shared->blob_length[other], NULL, 0));
-            CHECK(COLL_ASYNC_NET_TCP == coll_async_net_peer_via(net, (uint32_t) other));
+                                               &blob));
+            CHECK(0 == strcmp("tcp", coll_async_net_peer_via(net, (uint32_t) other)));
         }
     }
     return net;

@@ -9,14 +9,15 @@
 
 /*
  * Unit tests of the verbs RC transport (transport/coll_async_verbs.c) on a real
- * RDMA device, with forked processes as the peers: address blobs, eager
- * messages (order, contents, many more than the receiver posted buffers for),
- * bulk transfers of 0, 1, eager_limit, eager_limit + 1, chunk_size + 1 and
+ * RDMA device, with forked processes as the peers, calling it through its table
+ * of functions as the mapper does: address blobs, many small transfers at once
+ * (contents, many more messages than the receiver posted buffers for), bulk
+ * transfers of 0, 1, eager_limit, eager_limit + 1, chunk_size + 1 and
  * 8 MiB bytes with the receive posted before and after the send, two transfers
  * in flight to one peer, both peers sending at once, striping over two ports,
  * receives too small on either path, a READY crossing a SMALL of the same tag,
  * buffers freed and reallocated between transfers (unmapped and mapped again,
- * with invalidate; heap trimmed and grown again, without), refused and timed-out
+ * with release; heap trimmed and grown again, without), refused and timed-out
  * connections, destroy cancelling what is in flight, and a peer killed
  * mid-transfer. And strangers: while a legitimate pair exchanges data (checked
  * byte for byte), a third process connects to one of them with a transport that
@@ -31,7 +32,7 @@
  * Processes of one machine reach each other through the same device (one rxe
  * device reaches itself), so "two ports" are two devices, each reaching itself.
  *
- * test_verbs --bench measures instead of testing: eager round trips and the
+ * test_verbs --bench measures instead of testing: small-transfer round trips and the
  * bandwidth of 8 MiB transfers over one port and over two. test_verbs --stranger
  * ADDRESS PORT TO FROM is the stranger alone, against a live job's listener (a
  * rank of id TO, claiming to be FROM): garbage, a proof under a guessed key, a
@@ -76,7 +77,8 @@
 #define RANK_TIMEOUT_S 240 /* soft-RoCE under emulation is slow */
 #define EAGER_LIMIT 4096
 #define CHUNK (64 * 1024)
-#define EAGER_MESSAGES 1000
+#define SMALL_TRANSFERS 1000
+#define NOTE_TAG(n) (((uint64_t) 1 << 40) + (uint64_t) (n)) /* tags apart from the data's */
 #define BIG (8 << 20)
 #define KILL_BYTES (32 << 20)
 #define MAX_LINES 24
@@ -128,12 +130,73 @@ static struct {
 
 typedef void (*rank_fn)(int rank, int nranks);
 
+/* The transport's functions, through its table as the mapper calls them. */
+
+static int verbs_send(struct coll_async_verbs *verbs, uint32_t peer, uint64_t tag,
+                      const void *data, size_t length, struct coll_async_transfer *op)
+{
+    struct coll_async_transport *t = coll_async_verbs_transport(verbs);
+
+    return t->ops->send(t, peer, tag, data, length, op);
+}
+
+static int verbs_recv(struct coll_async_verbs *verbs, uint32_t peer, uint64_t tag, void *buffer,
+                      size_t length, struct coll_async_transfer *op)
+{
+    struct coll_async_transport *t = coll_async_verbs_transport(verbs);
+
+    return t->ops->recv(t, peer, tag, buffer, length, op);
+}
+
+static int verbs_progress(struct coll_async_verbs *verbs)
+{
+    struct coll_async_transport *t = coll_async_verbs_transport(verbs);
+
+    return t->ops->progress(t);
+}
+
+static int verbs_fd(struct coll_async_verbs *verbs)
+{
+    struct coll_async_transport *t = coll_async_verbs_transport(verbs);
+
+    return t->ops->fd(t);
+}
+
+static int verbs_address(struct coll_async_verbs *verbs, void *blob, size_t size)
+{
+    struct coll_async_transport *t = coll_async_verbs_transport(verbs);
+
+    return t->ops->address(t, blob, size);
+}
+
+static int verbs_add_peer(struct coll_async_verbs *verbs, uint32_t peer,
+                          const struct coll_async_key *key, const void *blob, size_t length)
+{
+    struct coll_async_transport *t = coll_async_verbs_transport(verbs);
+
+    return t->ops->add_peer(t, peer, key, blob, length);
+}
+
+static void verbs_release(struct coll_async_verbs *verbs, const void *address, size_t length)
+{
+    struct coll_async_transport *t = coll_async_verbs_transport(verbs);
+
+    t->ops->release(t, address, length);
+}
+
+static void verbs_destroy(struct coll_async_verbs *verbs)
+{
+    struct coll_async_transport *t = coll_async_verbs_transport(verbs);
+
+    t->ops->destroy(t);
+}
+
 /* Sleeps on the transport's fd when progress found nothing to do. */
 static void step(struct coll_async_verbs *verbs)
 {
-    struct pollfd pfd = {.fd = coll_async_verbs_fd(verbs), .events = POLLIN};
+    struct pollfd pfd = {.fd = verbs_fd(verbs), .events = POLLIN};
 
-    if (0 == coll_async_verbs_progress(verbs) && !spin) {
+    if (0 == verbs_progress(verbs) && !spin) {
         (void) poll(&pfd, 1, 1);
     }
 }
@@ -168,11 +231,6 @@ static void linger(struct coll_async_verbs *verbs, int ms)
     } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
 }
 
-struct received {
-    int count[MAX_RANKS]; /* eager messages so far, per sender */
-    bool bad_order, bad_data;
-};
-
 /* on_refused: every line printed; rank 0's kept where the test can read them. */
 static void note_refusal(void *context, const char *line)
 {
@@ -189,8 +247,7 @@ static void note_refusal(void *context, const char *line)
     }
 }
 
-static struct coll_async_verbs *open_transport(int rank, int nranks, struct received *received,
-                                               coll_async_verbs_eager_fn on_eager)
+static struct coll_async_verbs *open_transport(int rank, int nranks)
 {
     /* An id and a count of ids for the transport; the blob goes to shared->blob[rank]. */
     struct coll_async_verbs_config config = {
@@ -199,7 +256,7 @@ static struct coll_async_verbs *open_transport(int rank, int nranks, struct rece
         .eager_limit = EAGER_LIMIT, .chunk_size = CHUNK, .max_ports = setup.max_ports,
         .connect_timeout_ms = setup.connect_timeout_ms ? setup.connect_timeout_ms : 20000,
         .max_unproven = setup.max_unproven,
-        .on_eager = on_eager, .on_refused = note_refusal, .context = received,
+        .on_refused = note_refusal,
     };
     struct coll_async_verbs *verbs;
     char why[256] = "";
@@ -209,22 +266,21 @@ static struct coll_async_verbs *open_transport(int rank, int nranks, struct rece
         fprintf(stderr, "rank %d: create: %s: %s\n", rank, strerror(-rc), why);
         CHECK(0 == rc);
     }
-    length = coll_async_verbs_address(verbs, shared->blob[rank], COLL_ASYNC_VERBS_ADDRESS_MAX);
+    length = verbs_address(verbs, shared->blob[rank], COLL_ASYNC_VERBS_ADDRESS_MAX);
     CHECK(length > 0);
     shared->blob_length[rank] = (size_t) length;
     return verbs;
 }
 
 /* Creates the transport, publishes its blob, and adds every other rank. */
-static struct coll_async_verbs *open_all(int rank, int nranks, struct received *received,
-                                         coll_async_verbs_eager_fn on_eager)
+static struct coll_async_verbs *open_all(int rank, int nranks)
 {
-    struct coll_async_verbs *verbs = open_transport(rank, nranks, received, on_eager);
+    struct coll_async_verbs *verbs = open_transport(rank, nranks);
 
     barrier(NULL);
     for (int peer = 0; peer < nranks; ++peer) {
         if (peer != rank) {
-            CHECK(0 == coll_async_verbs_add_peer(verbs, (uint32_t) peer,
+            CHECK(0 == verbs_add_peer(verbs, (uint32_t) peer,
                                                  test_key_of((uint32_t) peer), shared->blob[peer],
                                                  shared->blob_length[peer]));
         }
@@ -237,12 +293,12 @@ static struct coll_async_verbs *open_all(int rank, int nranks, struct received *
 static void close_all(struct coll_async_verbs *verbs)
 {
     barrier(verbs);
-    coll_async_verbs_destroy(verbs);
+    verbs_destroy(verbs);
 }
 
-static void wait_op(struct coll_async_verbs *verbs, const struct coll_async_verbs_op *op)
+static void wait_op(struct coll_async_verbs *verbs, const struct coll_async_transfer *op)
 {
-    while (COLL_ASYNC_VERBS_PENDING == op->status) {
+    while (COLL_ASYNC_TRANSFER_PENDING == op->status) {
         step(verbs);
     }
 }
@@ -324,12 +380,12 @@ static int setup_defaults(void **state)
 
 static void addresses(int rank, int nranks)
 {
-    struct coll_async_verbs *verbs = open_transport(rank, 3, NULL, NULL);
+    struct coll_async_verbs *verbs = open_transport(rank, 3);
     struct coll_async_verbs_port_info ports[COLL_ASYNC_VERBS_MAX_PORTS];
     uint8_t blob[COLL_ASYNC_VERBS_ADDRESS_MAX], elsewhere[COLL_ASYNC_VERBS_ADDRESS_MAX];
     uint64_t bytes[COLL_ASYNC_VERBS_MAX_PORTS];
-    struct coll_async_verbs_op op = {0};
-    int length = coll_async_verbs_address(verbs, blob, sizeof(blob)), nports;
+    struct coll_async_transfer op = {0};
+    int length = verbs_address(verbs, blob, sizeof(blob)), nports;
 
     (void) nranks;
     nports = coll_async_verbs_ports(verbs, ports, COLL_ASYNC_VERBS_MAX_PORTS);
@@ -339,17 +395,17 @@ static void addresses(int rank, int nranks)
                 ports[p].port, ports[p].netdev, ports[p].numa);
     }
     CHECK(length > 0 && length <= COLL_ASYNC_VERBS_ADDRESS_MAX);
-    CHECK(-ENOSPC == coll_async_verbs_address(verbs, blob, (size_t) length - 1));
+    CHECK(-ENOSPC == verbs_address(verbs, blob, (size_t) length - 1));
     /* Not added yet: nowhere to send. */
-    CHECK(-EHOSTUNREACH == coll_async_verbs_send_eager(verbs, 1, 0, "x", 1, &op));
-    CHECK(-EINVAL == coll_async_verbs_add_peer(verbs, 0, test_key_of(0),
+    CHECK(-EHOSTUNREACH == verbs_send(verbs, 1, 0, "x", 1, &op));
+    CHECK(-EINVAL == verbs_add_peer(verbs, 0, test_key_of(0),
                                                blob, (size_t) length)); /* self */
-    CHECK(-EINVAL == coll_async_verbs_add_peer(verbs, 3, test_key_of(3), blob, (size_t) length));
-    CHECK(-EINVAL == coll_async_verbs_add_peer(verbs, 1, test_key_of(1),
+    CHECK(-EINVAL == verbs_add_peer(verbs, 3, test_key_of(3), blob, (size_t) length));
+    CHECK(-EINVAL == verbs_add_peer(verbs, 1, test_key_of(1),
                                                blob, (size_t) length - 1));
     memcpy(elsewhere, blob, (size_t) length);
     elsewhere[0] ^= 1;
-    CHECK(-EINVAL == coll_async_verbs_add_peer(verbs, 1, test_key_of(1),
+    CHECK(-EINVAL == verbs_add_peer(verbs, 1, test_key_of(1),
                                                elsewhere, (size_t) length));
     /* A peer whose ports are all on another subnet: TCP's business. */
     memcpy(elsewhere, blob, (size_t) length);
@@ -357,15 +413,14 @@ static void addresses(int rank, int nranks)
         memcpy(elsewhere + 8 + 8 * p, "\xc0\x00\x02\x01", 4); /* 192.0.2.1 */
         elsewhere[8 + 8 * p + 6] = 32;
     }
-    CHECK(-ENETUNREACH == coll_async_verbs_add_peer(verbs, 2, test_key_of(2),
+    CHECK(-ENETUNREACH == verbs_add_peer(verbs, 2, test_key_of(2),
                                                     elsewhere, (size_t) length));
-    CHECK(0 == coll_async_verbs_add_peer(verbs, 1, test_key_of(1), blob, (size_t) length));
-    CHECK(-EEXIST == coll_async_verbs_add_peer(verbs, 1, test_key_of(1), blob, (size_t) length));
-    CHECK(-EMSGSIZE == coll_async_verbs_send_eager(verbs, 1, 0, blob, EAGER_LIMIT + 1, &op));
-    CHECK(-EINVAL == coll_async_verbs_send_eager(verbs, 0, 0, blob, 1, &op));
+    CHECK(0 == verbs_add_peer(verbs, 1, test_key_of(1), blob, (size_t) length));
+    CHECK(-EEXIST == verbs_add_peer(verbs, 1, test_key_of(1), blob, (size_t) length));
+    CHECK(-EINVAL == verbs_send(verbs, 0, 0, blob, 1, &op));
     CHECK(nports == coll_async_verbs_port_bytes(verbs, 1, bytes, COLL_ASYNC_VERBS_MAX_PORTS));
     CHECK(0 == bytes[0]);
-    coll_async_verbs_destroy(verbs);
+    verbs_destroy(verbs);
 }
 
 static void test_addresses(void **state)
@@ -374,10 +429,15 @@ static void test_addresses(void **state)
     run_ranks(1, addresses);
 }
 
-/* Eager messages: order and contents, far more than the receivers posted
- * buffers for (credits), all directions at once, with bulk transfers among them */
+/* Small transfers (one message each): many in flight from every rank to every
+ * other at once, far more than the receivers posted buffers for (credits), their
+ * receives posted some before and some after they arrive, with large transfers
+ * among them */
 
-static size_t eager_length(uint64_t k)
+#define BULK_BYTES ((1 << 20) + 7)
+
+/* Transfer k's length: 0 bytes now and then, up to 1.5 KB, and some of eager_limit. */
+static size_t small_length(uint64_t k)
 {
     if (k % 17 == 0) {
         return 0;
@@ -385,94 +445,131 @@ static size_t eager_length(uint64_t k)
     return k % 50 == 1 ? EAGER_LIMIT : (k * 37) % 1500;
 }
 
-static void on_eager_ordered(void *context, uint32_t peer, uint64_t tag, const void *data,
-                             size_t length)
+/* Posts a large send and a large receive with every peer (tag 0). */
+static void bulk_with_all(struct coll_async_verbs *verbs, int rank, int nranks, uint8_t *out,
+                          uint8_t **in, struct coll_async_transfer *sends,
+                          struct coll_async_transfer *recvs)
 {
-    struct received *received = context;
-    uint64_t k = (uint64_t) received->count[peer]++;
-
-    received->bad_order = received->bad_order || tag != k;
-    received->bad_data = received->bad_data || length != eager_length(k)
-                         || !holds(data, length, (int) peer, k);
+    for (int peer = 0; peer < nranks; ++peer) {
+        if (peer != rank) {
+            POSTED(verbs_send(verbs, (uint32_t) peer, 0, out, BULK_BYTES, &sends[peer]),
+                   &sends[peer]);
+            POSTED(verbs_recv(verbs, (uint32_t) peer, 0, in[peer], BULK_BYTES, &recvs[peer]),
+                   &recvs[peer]);
+        }
+    }
 }
 
-static void eager_load(int rank, int nranks)
+/* Posts the receives of the small transfers k with k % 2 == odd from every peer. */
+static void post_small_receives(struct coll_async_verbs *verbs, int rank, int nranks, int odd,
+                                uint8_t *(*in)[SMALL_TRANSFERS],
+                                struct coll_async_transfer (*recvs)[SMALL_TRANSFERS])
 {
-    static struct coll_async_verbs_op ops[MAX_RANKS][EAGER_MESSAGES];
-    static struct coll_async_verbs_op sends[MAX_RANKS], recvs[MAX_RANKS];
-    static uint8_t *data[EAGER_MESSAGES], *in[MAX_RANKS], out[(1 << 20) + 7];
-    struct received received = {0};
-    struct coll_async_verbs *verbs = open_all(rank, nranks, &received, on_eager_ordered);
-    bool done = false;
-
-    for (uint64_t k = 0; k < EAGER_MESSAGES; ++k) {
-        data[k] = malloc(eager_length(k) + 1);
-        CHECK(NULL != data[k]);
-        fill(data[k], eager_length(k), rank, k);
-    }
-    fill(out, sizeof(out), rank, 0);
-    for (int peer = 0; peer < nranks; ++peer) {
-        CHECK(NULL != (in[peer] = calloc(1, sizeof(out))));
-    }
-    for (uint64_t k = 0; k < EAGER_MESSAGES; ++k) {
+    for (uint64_t k = (uint64_t) odd; k < SMALL_TRANSFERS; k += 2) {
         for (int peer = 0; peer < nranks; ++peer) {
-            if (peer == rank) {
-                continue;
+            if (peer != rank) {
+                POSTED(verbs_recv(verbs, (uint32_t) peer, k + 1, in[peer][k],
+                                  small_length(k) + 1, &recvs[peer][k]),
+                       &recvs[peer][k]);
             }
-            if (EAGER_MESSAGES / 4 == k) {
-                POSTED(coll_async_verbs_send_bulk(verbs, (uint32_t) peer, 0, out, sizeof(out),
-                                                  &sends[peer]),
-                       &sends[peer]);
-                POSTED(coll_async_verbs_recv_bulk(verbs, (uint32_t) peer, 0, in[peer],
-                                                  sizeof(out), &recvs[peer]),
-                       &recvs[peer]);
+        }
+    }
+}
+
+static bool small_load_done(int rank, int nranks,
+                            struct coll_async_transfer (*sends)[SMALL_TRANSFERS],
+                            struct coll_async_transfer (*recvs)[SMALL_TRANSFERS],
+                            const struct coll_async_transfer *big_sends,
+                            const struct coll_async_transfer *big_recvs)
+{
+    for (int peer = 0; peer < nranks; ++peer) {
+        if (peer == rank) {
+            continue;
+        }
+        for (int k = 0; k < SMALL_TRANSFERS; ++k) {
+            if (COLL_ASYNC_TRANSFER_PENDING == sends[peer][k].status
+                || COLL_ASYNC_TRANSFER_PENDING == recvs[peer][k].status) {
+                return false;
             }
-            POSTED(coll_async_verbs_send_eager(verbs, (uint32_t) peer, k, data[k],
-                                               eager_length(k), &ops[peer][k]),
-                   &ops[peer][k]);
+        }
+        if (COLL_ASYNC_TRANSFER_PENDING == big_sends[peer].status
+            || COLL_ASYNC_TRANSFER_PENDING == big_recvs[peer].status) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void small_load(int rank, int nranks)
+{
+    static struct coll_async_transfer sends[MAX_RANKS][SMALL_TRANSFERS];
+    static struct coll_async_transfer recvs[MAX_RANKS][SMALL_TRANSFERS];
+    static struct coll_async_transfer big_sends[MAX_RANKS], big_recvs[MAX_RANKS];
+    static uint8_t *data[SMALL_TRANSFERS], *in[MAX_RANKS][SMALL_TRANSFERS];
+    static uint8_t *big_in[MAX_RANKS], big_out[BULK_BYTES];
+    struct coll_async_verbs *verbs = open_all(rank, nranks);
+
+    for (uint64_t k = 0; k < SMALL_TRANSFERS; ++k) {
+        data[k] = malloc(small_length(k) + 1);
+        CHECK(NULL != data[k]);
+        fill(data[k], small_length(k), rank, k);
+        for (int peer = 0; peer < nranks; ++peer) {
+            CHECK(NULL != (in[peer][k] = malloc(small_length(k) + 1)));
+        }
+    }
+    fill(big_out, BULK_BYTES, rank, 0);
+    for (int peer = 0; peer < nranks; ++peer) {
+        CHECK(NULL != (big_in[peer] = malloc(BULK_BYTES)));
+    }
+    post_small_receives(verbs, rank, nranks, 1, in, recvs); /* the odd ones first */
+    for (uint64_t k = 0; k < SMALL_TRANSFERS; ++k) {
+        if (SMALL_TRANSFERS / 4 == k) {
+            bulk_with_all(verbs, rank, nranks, big_out, big_in, big_sends, big_recvs);
+        }
+        for (int peer = 0; peer < nranks; ++peer) {
+            if (peer != rank) {
+                POSTED(verbs_send(verbs, (uint32_t) peer, k + 1, data[k], small_length(k),
+                                  &sends[peer][k]),
+                       &sends[peer][k]);
+            }
         }
         if (k % 8 == 0) {
-            (void) coll_async_verbs_progress(verbs);
+            (void) verbs_progress(verbs);
         }
     }
-    while (!done) {
+    post_small_receives(verbs, rank, nranks, 0, in, recvs); /* the even ones: staged by now */
+    while (!small_load_done(rank, nranks, sends, recvs, big_sends, big_recvs)) {
         step(verbs);
-        done = true;
-        for (int peer = 0; peer < nranks; ++peer) {
-            done = done && (peer == rank || (received.count[peer] == EAGER_MESSAGES
-                                             && 0 == ops[peer][EAGER_MESSAGES - 1].status
-                                             && 0 == sends[peer].status
-                                             && 0 == recvs[peer].status));
-            /* Pending or done, never failed. */
-            CHECK(peer == rank || (ops[peer][EAGER_MESSAGES - 1].status >= 0
-                                   && sends[peer].status >= 0 && recvs[peer].status >= 0));
-        }
     }
-    CHECK(!received.bad_order && !received.bad_data);
     for (int peer = 0; peer < nranks; ++peer) {
-        for (int k = 0; k < EAGER_MESSAGES && peer != rank; ++k) {
-            SUCCEEDED(ops[peer][k]);
+        for (int k = 0; k < SMALL_TRANSFERS && peer != rank; ++k) {
+            CHECK(0 == sends[peer][k].status && 0 == recvs[peer][k].status);
+            CHECK(small_length((uint64_t) k) == recvs[peer][k].bytes);
+            CHECK(holds(in[peer][k], small_length((uint64_t) k), peer, (uint64_t) k));
         }
-        CHECK(peer == rank || (sizeof(out) == recvs[peer].bytes
-                               && holds(in[peer], sizeof(out), peer, 0)));
-        free(in[peer]);
+        CHECK(peer == rank || (0 == big_sends[peer].status && 0 == big_recvs[peer].status));
+        CHECK(peer == rank || holds(big_in[peer], BULK_BYTES, peer, 0));
+        free(big_in[peer]);
     }
     close_all(verbs);
-    for (int k = 0; k < EAGER_MESSAGES; ++k) {
+    for (int k = 0; k < SMALL_TRANSFERS; ++k) {
         free(data[k]);
+        for (int peer = 0; peer < nranks; ++peer) {
+            free(in[peer][k]);
+        }
     }
 }
 
-static void test_eager_2(void **state)
+static void test_small_transfers_2(void **state)
 {
     (void) state;
-    run_ranks(2, eager_load);
+    run_ranks(2, small_load);
 }
 
-static void test_eager_3(void **state)
+static void test_small_transfers_3(void **state)
 {
     (void) state;
-    run_ranks(3, eager_load);
+    run_ranks(3, small_load);
 }
 
 /* Bulk transfers of every size class, the receive posted before and after */
@@ -482,7 +579,7 @@ static const size_t bulk_sizes[] = {0, 1, EAGER_LIMIT, EAGER_LIMIT + 1, CHUNK + 
 
 static void bulk_sizes_body(int rank, int nranks)
 {
-    struct coll_async_verbs *verbs = open_all(rank, nranks, NULL, NULL);
+    struct coll_async_verbs *verbs = open_all(rank, nranks);
     uint8_t *data = malloc(BIG + 100);
     uint64_t tag = 0;
 
@@ -490,14 +587,14 @@ static void bulk_sizes_body(int rank, int nranks)
     for (int late = 0; late < 2; ++late) {
         for (size_t s = 0; s < NSIZES; ++s, ++tag) {
             size_t size = bulk_sizes[s];
-            struct coll_async_verbs_op op = {0};
+            struct coll_async_transfer op = {0};
 
             if (0 == rank) {
                 fill(data, size, 0, tag);
                 if (!late) {
                     barrier(verbs); /* the receive is posted */
                 }
-                POSTED(coll_async_verbs_send_bulk(verbs, 1, tag, size ? data : NULL, size, &op),
+                POSTED(verbs_send(verbs, 1, tag, size ? data : NULL, size, &op),
                        &op);
                 if (late) {
                     barrier(verbs); /* the send is posted */
@@ -511,7 +608,7 @@ static void bulk_sizes_body(int rank, int nranks)
                     linger(verbs, 50); /* let a small one arrive and be staged */
                 }
                 /* Room for 100 more bytes than sent: op.bytes says how many came. */
-                POSTED(coll_async_verbs_recv_bulk(verbs, 0, tag, data, size + 100, &op), &op);
+                POSTED(verbs_recv(verbs, 0, tag, data, size + 100, &op), &op);
                 if (!late) {
                     barrier(verbs);
                 }
@@ -539,24 +636,24 @@ static void test_bulk_sizes(void **state)
 
 static void two_in_flight(int rank, int nranks)
 {
-    struct coll_async_verbs *verbs = open_all(rank, nranks, NULL, NULL);
+    struct coll_async_verbs *verbs = open_all(rank, nranks);
     size_t sizes[2] = {(1 << 20) + 3, (3 << 20) + 5};
     uint8_t *buffers[2] = {malloc(sizes[0]), malloc(sizes[1])};
-    struct coll_async_verbs_op ops[2] = {{0}};
+    struct coll_async_transfer ops[2] = {{0}};
 
     CHECK(NULL != buffers[0] && NULL != buffers[1]);
     if (0 == rank) {
         fill(buffers[0], sizes[0], 0, 1);
         fill(buffers[1], sizes[1], 0, 2);
-        POSTED(coll_async_verbs_send_bulk(verbs, 1, 1, buffers[0], sizes[0], &ops[0]), &ops[0]);
-        POSTED(coll_async_verbs_send_bulk(verbs, 1, 2, buffers[1], sizes[1], &ops[1]), &ops[1]);
+        POSTED(verbs_send(verbs, 1, 1, buffers[0], sizes[0], &ops[0]), &ops[0]);
+        POSTED(verbs_send(verbs, 1, 2, buffers[1], sizes[1], &ops[1]), &ops[1]);
         barrier(verbs);
     } else {
         /* One receive before the sends, one after. */
-        POSTED(coll_async_verbs_recv_bulk(verbs, 0, 2, buffers[1], sizes[1], &ops[1]), &ops[1]);
+        POSTED(verbs_recv(verbs, 0, 2, buffers[1], sizes[1], &ops[1]), &ops[1]);
         barrier(verbs);
-        POSTED(coll_async_verbs_recv_bulk(verbs, 0, 1, buffers[0], sizes[0], &ops[0]), &ops[0]);
-        CHECK(-EBUSY == coll_async_verbs_recv_bulk(verbs, 0, 1, buffers[0], 1, &ops[0]));
+        POSTED(verbs_recv(verbs, 0, 1, buffers[0], sizes[0], &ops[0]), &ops[0]);
+        CHECK(-EBUSY == verbs_recv(verbs, 0, 1, buffers[0], 1, &ops[0]));
     }
     wait_op(verbs, &ops[0]);
     wait_op(verbs, &ops[1]);
@@ -574,51 +671,39 @@ static void test_two_in_flight(void **state)
     run_ranks(2, two_in_flight);
 }
 
-static void on_eager_count(void *context, uint32_t peer, uint64_t tag, const void *data,
-                           size_t length)
-{
-    struct received *received = context;
-
-    (void) data;
-    received->bad_order = received->bad_order || tag != (uint64_t) received->count[peer]
-                          || 8 != length;
-    ++received->count[peer];
-}
-
 static void both_directions(int rank, int nranks)
 {
-    struct received received = {0};
-    struct coll_async_verbs *verbs = open_all(rank, nranks, &received, on_eager_count);
+    struct coll_async_verbs *verbs = open_all(rank, nranks);
     size_t size = (4 << 20) + 1;
     uint8_t *out = malloc(size), *in = malloc(size);
     int peer = 1 - rank;
 
     CHECK(NULL != out && NULL != in);
     for (int round = 0; round < 3; ++round) {
-        struct coll_async_verbs_op send = {0}, recv = {0}, eager = {0};
+        struct coll_async_transfer send = {0}, recv = {0}, small = {0}, small_in = {0};
+        uint8_t note[8] = {0};
 
         fill(out, size, rank, (uint64_t) round);
-        POSTED(coll_async_verbs_recv_bulk(verbs, (uint32_t) peer, (uint64_t) round, in, size,
+        POSTED(verbs_recv(verbs, (uint32_t) peer, (uint64_t) round, in, size,
                                           &recv),
                &recv);
-        POSTED(coll_async_verbs_send_bulk(verbs, (uint32_t) peer, (uint64_t) round, out, size,
+        POSTED(verbs_send(verbs, (uint32_t) peer, (uint64_t) round, out, size,
                                           &send),
                &send);
-        POSTED(coll_async_verbs_send_eager(verbs, (uint32_t) peer, (uint64_t) round, out, 8,
-                                           &eager),
-               &eager);
+        POSTED(verbs_send(verbs, (uint32_t) peer, NOTE_TAG(round), out, 8, &small), &small);
+        POSTED(verbs_recv(verbs, (uint32_t) peer, NOTE_TAG(round), note, 8, &small_in),
+               &small_in);
         wait_op(verbs, &send);
         wait_op(verbs, &recv);
-        wait_op(verbs, &eager);
+        wait_op(verbs, &small);
+        wait_op(verbs, &small_in);
         SUCCEEDED(send);
         SUCCEEDED(recv);
-        SUCCEEDED(eager);
+        SUCCEEDED(small);
+        SUCCEEDED(small_in);
         CHECK(holds(in, size, peer, (uint64_t) round));
+        CHECK(8 == small_in.bytes && holds(note, 8, peer, (uint64_t) round));
     }
-    while (3 != received.count[peer]) {
-        step(verbs);
-    }
-    CHECK(!received.bad_order);
     close_all(verbs);
     free(out);
     free(in);
@@ -634,9 +719,9 @@ static void test_both_directions(void **state)
 
 static void striped(int rank, int nranks)
 {
-    struct coll_async_verbs *verbs = open_all(rank, nranks, NULL, NULL);
+    struct coll_async_verbs *verbs = open_all(rank, nranks);
     uint64_t bytes[COLL_ASYNC_VERBS_MAX_PORTS];
-    struct coll_async_verbs_op op = {0};
+    struct coll_async_transfer op = {0};
     uint8_t *data = malloc(BIG);
     int nports;
 
@@ -644,7 +729,7 @@ static void striped(int rank, int nranks)
     if (0 == rank) {
         fill(data, BIG, 0, 5);
         barrier(verbs);
-        POSTED(coll_async_verbs_send_bulk(verbs, 1, 5, data, BIG, &op), &op);
+        POSTED(verbs_send(verbs, 1, 5, data, BIG, &op), &op);
         wait_op(verbs, &op);
         SUCCEEDED(op);
         nports = coll_async_verbs_port_bytes(verbs, 1, bytes, COLL_ASYNC_VERBS_MAX_PORTS);
@@ -662,7 +747,7 @@ static void striped(int rank, int nranks)
         }
     } else {
         memset(data, 0, BIG);
-        POSTED(coll_async_verbs_recv_bulk(verbs, 0, 5, data, BIG, &op), &op);
+        POSTED(verbs_recv(verbs, 0, 5, data, BIG, &op), &op);
         barrier(verbs);
         wait_op(verbs, &op);
         SUCCEEDED(op);
@@ -687,24 +772,14 @@ static void test_striped_2_ports(void **state)
 /* A receive smaller than the transfer: both sides fail with -EMSGSIZE (the
  * sender too where the receive was posted first), and the peers carry on. */
 
-/* The receiver tells the sender its receive is posted with an eager message,
- * which follows the READY on the same QP: once it is there, so is the READY. */
-static void on_eager_note(void *context, uint32_t peer, uint64_t tag, const void *data,
-                          size_t length)
-{
-    struct received *received = context;
-
-    (void) data;
-    (void) length;
-    (void) tag;
-    ++received->count[peer];
-}
-
+/* The receiver tells the sender its receive is posted with a small transfer (a
+ * note), which follows the READY on the same QP: once it is there, so is the
+ * READY. */
 static void too_small(int rank, int nranks)
 {
-    struct received received = {0};
-    struct coll_async_verbs *verbs = open_all(rank, nranks, &received, on_eager_note);
+    struct coll_async_verbs *verbs = open_all(rank, nranks);
     static uint8_t data[300000];
+    char note_in[8];
     /* Sizes sent and receives posted, and whether the receive comes first. */
     static const struct {
         size_t sent, room;
@@ -717,26 +792,27 @@ static void too_small(int rank, int nranks)
     };
 
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
-        struct coll_async_verbs_op op = {0}, note = {0};
+        struct coll_async_transfer op = {0}, note = {0};
 
         barrier(verbs);
         if (0 == rank) {
-            /* Until case c's note, and so its READY, is here; a case that did not
-             * wait may have left its note still to be counted. */
-            while (cases[c].recv_first && received.count[1] <= (int) c) {
-                step(verbs);
+            POSTED(verbs_recv(verbs, 1, NOTE_TAG(c), note_in, sizeof(note_in), &note), &note);
+            if (cases[c].recv_first) {
+                wait_op(verbs, &note); /* case c's note, and so its READY, is here */
             }
-            POSTED(coll_async_verbs_send_bulk(verbs, 1, c, data, cases[c].sent, &op), &op);
+            POSTED(verbs_send(verbs, 1, c, data, cases[c].sent, &op), &op);
             if (!cases[c].recv_first) {
                 linger(verbs, 50); /* the send waits for a READY */
             }
             barrier(verbs);
+            wait_op(verbs, &note);
+            SUCCEEDED(note);
         } else {
             if (!cases[c].recv_first) {
                 barrier(verbs);
             }
-            POSTED(coll_async_verbs_recv_bulk(verbs, 0, c, data, cases[c].room, &op), &op);
-            POSTED(coll_async_verbs_send_eager(verbs, 0, c, "posted", 6, &note), &note);
+            POSTED(verbs_recv(verbs, 0, c, data, cases[c].room, &op), &op);
+            POSTED(verbs_send(verbs, 0, NOTE_TAG(c), "posted", 6, &note), &note);
             if (cases[c].recv_first) {
                 barrier(verbs);
             }
@@ -750,35 +826,35 @@ static void too_small(int rank, int nranks)
     }
     /* A SMALL staged before its receive: the late receive is refused at once. */
     if (0 == rank) {
-        struct coll_async_verbs_op op = {0};
+        struct coll_async_transfer op = {0};
 
         fill(data, 100, 0, 7);
-        POSTED(coll_async_verbs_send_bulk(verbs, 1, 99, data, 100, &op), &op);
+        POSTED(verbs_send(verbs, 1, 99, data, 100, &op), &op);
         wait_op(verbs, &op);
         SUCCEEDED(op);
         barrier(verbs);
     } else {
-        struct coll_async_verbs_op op = {0};
+        struct coll_async_transfer op = {0};
 
         barrier(verbs);
         linger(verbs, 50);
-        CHECK(-EMSGSIZE == coll_async_verbs_recv_bulk(verbs, 0, 99, data, 10, &op));
+        CHECK(-EMSGSIZE == verbs_recv(verbs, 0, 99, data, 10, &op));
         /* The staged transfer waits for a receive it fits. */
-        CHECK(0 == coll_async_verbs_recv_bulk(verbs, 0, 99, data, 100, &op));
+        CHECK(0 == verbs_recv(verbs, 0, 99, data, 100, &op));
         wait_op(verbs, &op);
         SUCCEEDED(op);
         CHECK(100 == op.bytes && holds(data, 100, 0, 7));
     }
     /* The peers still work. */
     {
-        struct coll_async_verbs_op op = {0};
+        struct coll_async_transfer op = {0};
 
         fill(data, sizeof(data), 0, 7);
         if (0 == rank) {
-            POSTED(coll_async_verbs_send_bulk(verbs, 1, 100, data, sizeof(data), &op), &op);
+            POSTED(verbs_send(verbs, 1, 100, data, sizeof(data), &op), &op);
         } else {
             memset(data, 0, sizeof(data));
-            POSTED(coll_async_verbs_recv_bulk(verbs, 0, 100, data, sizeof(data), &op), &op);
+            POSTED(verbs_recv(verbs, 0, 100, data, sizeof(data), &op), &op);
         }
         wait_op(verbs, &op);
         SUCCEEDED(op);
@@ -798,23 +874,23 @@ static void test_too_small(void **state)
  *  1. the receiver posts a big receive (its READY goes out at once) and raises a
  *     flag; the sender, which has not progressed since, sends 100 bytes: the
  *     SMALL crosses the READY, which the sender processes only later;
- *  2. the receiver posts a big receive into a second buffer and says so with an
- *     eager message; the sender then sends big;
+ *  2. the receiver posts a big receive into a second buffer and says so with a
+ *     note (a small transfer); the sender then sends big;
  *  3. the sender sends big first, the receiver posts into a third buffer after.
  * Were the READY of 1 kept, 3 would write into the first buffer (or into no
  * posted receive at all).
  */
 static void crossing(int rank, int nranks)
 {
-    struct received received = {0};
-    struct coll_async_verbs *verbs = open_all(rank, nranks, &received, on_eager_note);
+    struct coll_async_verbs *verbs = open_all(rank, nranks);
     size_t big = 200000;
+    char note_in[8];
     uint8_t *buffers[3] = {malloc(big), malloc(big), malloc(big)};
 
     CHECK(NULL != buffers[0] && NULL != buffers[1] && NULL != buffers[2]);
     for (int round = 0; round < 10; ++round) {
         uint64_t tag = 1000 + (uint64_t) round;
-        struct coll_async_verbs_op ops[3] = {{0}}, note = {0};
+        struct coll_async_transfer ops[3] = {{0}}, note = {0};
 
         __atomic_store_n(&shared->posted, 0, __ATOMIC_RELEASE);
         barrier(verbs);
@@ -826,32 +902,33 @@ static void crossing(int rank, int nranks)
                 usleep(100); /* no progress: the READY stays unprocessed */
             }
             usleep(20000); /* and is surely in our receive queue */
-            POSTED(coll_async_verbs_send_bulk(verbs, 1, tag, buffers[0], 100, &ops[0]), &ops[0]);
+            POSTED(verbs_send(verbs, 1, tag, buffers[0], 100, &ops[0]), &ops[0]);
             wait_op(verbs, &ops[0]);
-            while (received.count[1] == round) {
-                step(verbs);
-            }
-            POSTED(coll_async_verbs_send_bulk(verbs, 1, tag, buffers[1], big, &ops[1]), &ops[1]);
+            POSTED(verbs_recv(verbs, 1, NOTE_TAG(round), note_in, sizeof(note_in), &note),
+                   &note);
+            wait_op(verbs, &note);
+            SUCCEEDED(note);
+            POSTED(verbs_send(verbs, 1, tag, buffers[1], big, &ops[1]), &ops[1]);
             wait_op(verbs, &ops[1]);
             barrier(verbs);
-            POSTED(coll_async_verbs_send_bulk(verbs, 1, tag, buffers[2], big, &ops[2]), &ops[2]);
+            POSTED(verbs_send(verbs, 1, tag, buffers[2], big, &ops[2]), &ops[2]);
             barrier(verbs);
         } else {
             for (int b = 0; b < 3; ++b) {
                 memset(buffers[b], 0, big);
             }
-            POSTED(coll_async_verbs_recv_bulk(verbs, 0, tag, buffers[0], big, &ops[0]), &ops[0]);
+            POSTED(verbs_recv(verbs, 0, tag, buffers[0], big, &ops[0]), &ops[0]);
             __atomic_store_n(&shared->posted, 1, __ATOMIC_RELEASE);
             wait_op(verbs, &ops[0]);
             SUCCEEDED(ops[0]);
             CHECK(100 == ops[0].bytes && holds(buffers[0], 100, 0, tag));
-            POSTED(coll_async_verbs_recv_bulk(verbs, 0, tag, buffers[1], big, &ops[1]), &ops[1]);
-            POSTED(coll_async_verbs_send_eager(verbs, 0, tag, "ok", 2, &note), &note);
+            POSTED(verbs_recv(verbs, 0, tag, buffers[1], big, &ops[1]), &ops[1]);
+            POSTED(verbs_send(verbs, 0, NOTE_TAG(round), "ok", 2, &note), &note);
             wait_op(verbs, &ops[1]);
             barrier(verbs);
             barrier(verbs); /* the third send is posted */
             linger(verbs, 20);
-            POSTED(coll_async_verbs_recv_bulk(verbs, 0, tag, buffers[2], big, &ops[2]), &ops[2]);
+            POSTED(verbs_recv(verbs, 0, tag, buffers[2], big, &ops[2]), &ops[2]);
         }
         for (int b = 0; b < 3; ++b) {
             wait_op(verbs, &ops[b]);
@@ -896,23 +973,23 @@ static uint8_t *map_at(void *address)
 
 static void reallocated(int rank, int nranks)
 {
-    struct coll_async_verbs *verbs = open_all(rank, nranks, NULL, NULL);
+    struct coll_async_verbs *verbs = open_all(rank, nranks);
     uint8_t *data = map_at(NULL);
 
     for (int round = 0; round < 3; ++round) {
-        struct coll_async_verbs_op op = {0};
+        struct coll_async_transfer op = {0};
 
         if (round > 0) {
             CHECK(0 == munmap(data, BIG));
-            coll_async_verbs_invalidate(verbs, data, BIG);
+            verbs_release(verbs, data, BIG);
             data = map_at(data);
         }
         if (0 == rank) {
             fill(data, BIG, 0, (uint64_t) round);
             barrier(verbs);
-            POSTED(coll_async_verbs_send_bulk(verbs, 1, (uint64_t) round, data, BIG, &op), &op);
+            POSTED(verbs_send(verbs, 1, (uint64_t) round, data, BIG, &op), &op);
         } else {
-            POSTED(coll_async_verbs_recv_bulk(verbs, 0, (uint64_t) round, data, BIG, &op), &op);
+            POSTED(verbs_recv(verbs, 0, (uint64_t) round, data, BIG, &op), &op);
             barrier(verbs);
         }
         wait_op(verbs, &op);
@@ -954,11 +1031,11 @@ static uint8_t *heap_top_buffer(void)
 
 static void heap_trimmed(int rank, int nranks)
 {
-    struct coll_async_verbs *verbs = open_all(rank, nranks, NULL, NULL);
+    struct coll_async_verbs *verbs = open_all(rank, nranks);
     uint8_t *data = heap_top_buffer(), *again;
 
     for (int round = 0; round < 3; ++round) {
-        struct coll_async_verbs_op op = {0};
+        struct coll_async_transfer op = {0};
 
         if (round > 0) {
             free(data);
@@ -969,11 +1046,11 @@ static void heap_trimmed(int rank, int nranks)
         if (0 == rank) {
             fill(data, HEAP_BYTES, 0, (uint64_t) round);
             barrier(verbs);
-            POSTED(coll_async_verbs_send_bulk(verbs, 1, (uint64_t) round, data, HEAP_BYTES, &op),
+            POSTED(verbs_send(verbs, 1, (uint64_t) round, data, HEAP_BYTES, &op),
                    &op);
         } else {
             memset(data, 0xee, HEAP_BYTES);
-            POSTED(coll_async_verbs_recv_bulk(verbs, 0, (uint64_t) round, data, HEAP_BYTES, &op),
+            POSTED(verbs_recv(verbs, 0, (uint64_t) round, data, HEAP_BYTES, &op),
                    &op);
             barrier(verbs);
         }
@@ -995,26 +1072,26 @@ static void test_heap_trimmed(void **state)
  * a message naming the peer, in bounded time. */
 static void refused(int rank, int nranks)
 {
-    struct coll_async_verbs *verbs = open_transport(rank, 2, NULL, NULL);
-    struct coll_async_verbs *gone = open_transport(1, 2, NULL, NULL);
-    struct coll_async_verbs_op op = {0}, late = {0};
+    struct coll_async_verbs *verbs = open_transport(rank, 2);
+    struct coll_async_verbs *gone = open_transport(1, 2);
+    struct coll_async_transfer op = {0}, late = {0};
     struct timespec start, end;
 
     (void) nranks;
-    coll_async_verbs_destroy(gone);
-    CHECK(0 == coll_async_verbs_add_peer(verbs, 1, test_key_of(1),
+    verbs_destroy(gone);
+    CHECK(0 == verbs_add_peer(verbs, 1, test_key_of(1),
                                          shared->blob[1], shared->blob_length[1]));
     clock_gettime(CLOCK_MONOTONIC, &start);
-    POSTED(coll_async_verbs_send_eager(verbs, 1, 0, "x", 1, &op), &op);
+    POSTED(verbs_send(verbs, 1, 0, "x", 1, &op), &op);
     wait_op(verbs, &op);
     clock_gettime(CLOCK_MONOTONIC, &end);
     fprintf(stderr, "refused after %ld s: %s\n", (long) (end.tv_sec - start.tv_sec), op.error);
     CHECK(op.status < 0 && NULL != strstr(op.error, "peer 1, link 0"));
     CHECK(end.tv_sec - start.tv_sec < 60);
     /* Later posts fail at once, with the same reason. */
-    CHECK(op.status == coll_async_verbs_recv_bulk(verbs, 1, 0, "", 0, &late));
+    CHECK(op.status == verbs_recv(verbs, 1, 0, "", 0, &late));
     CHECK(late.error == op.error);
-    coll_async_verbs_destroy(verbs);
+    verbs_destroy(verbs);
 }
 
 static void test_connect_refused(void **state)
@@ -1028,7 +1105,7 @@ static void test_connect_refused(void **state)
 
 static int completions;
 
-static void count_completion(struct coll_async_verbs_op *op)
+static void count_completion(struct coll_async_transfer *op)
 {
     (void) op;
     ++completions;
@@ -1037,26 +1114,26 @@ static void count_completion(struct coll_async_verbs_op *op)
 static void silent(int rank, int nranks)
 {
     struct coll_async_verbs *verbs, *mute;
-    struct coll_async_verbs_op op = {0};
+    struct coll_async_transfer op = {0};
     struct timespec start, end;
     long ms;
 
     (void) nranks;
     setup.connect_timeout_ms = 500;
-    verbs = open_transport(rank, 2, NULL, NULL);
-    mute = open_transport(1, 2, NULL, NULL);
-    CHECK(0 == coll_async_verbs_add_peer(verbs, 1, test_key_of(1),
+    verbs = open_transport(rank, 2);
+    mute = open_transport(1, 2);
+    CHECK(0 == verbs_add_peer(verbs, 1, test_key_of(1),
                                          shared->blob[1], shared->blob_length[1]));
     clock_gettime(CLOCK_MONOTONIC, &start);
-    POSTED(coll_async_verbs_send_eager(verbs, 1, 0, "x", 1, &op), &op);
+    POSTED(verbs_send(verbs, 1, 0, "x", 1, &op), &op);
     wait_op(verbs, &op);
     clock_gettime(CLOCK_MONOTONIC, &end);
     ms = (end.tv_sec - start.tv_sec) * 1000 + (end.tv_nsec - start.tv_nsec) / 1000000;
     fprintf(stderr, "after %ld ms: %s\n", ms, op.error);
     CHECK(-ETIMEDOUT == op.status && NULL != strstr(op.error, "not established in time"));
     CHECK(ms >= 450 && ms < 5000);
-    coll_async_verbs_destroy(mute);
-    coll_async_verbs_destroy(verbs);
+    verbs_destroy(mute);
+    verbs_destroy(verbs);
 }
 
 static void test_connect_timeout(void **state)
@@ -1067,22 +1144,22 @@ static void test_connect_timeout(void **state)
 
 static void cancelled(int rank, int nranks)
 {
-    struct coll_async_verbs *verbs = open_all(rank, nranks, NULL, NULL);
+    struct coll_async_verbs *verbs = open_all(rank, nranks);
     static uint8_t data[100000];
-    struct coll_async_verbs_op ops[4] = {{0}};
+    struct coll_async_transfer ops[4] = {{0}};
 
     if (0 == rank) {
         for (int i = 0; i < 4; ++i) {
             ops[i].complete = count_completion;
         }
         /* A receive nobody sends to, a send waiting for a READY that never comes,
-         * and, behind them, a small send and an eager message. */
-        POSTED(coll_async_verbs_recv_bulk(verbs, 1, 1, data, sizeof(data), &ops[0]), &ops[0]);
-        POSTED(coll_async_verbs_send_bulk(verbs, 1, 2, data, sizeof(data), &ops[1]), &ops[1]);
+         * and, behind them, two small sends. */
+        POSTED(verbs_recv(verbs, 1, 1, data, sizeof(data), &ops[0]), &ops[0]);
+        POSTED(verbs_send(verbs, 1, 2, data, sizeof(data), &ops[1]), &ops[1]);
         linger(verbs, 200);
-        POSTED(coll_async_verbs_send_bulk(verbs, 1, 3, data, 10, &ops[2]), &ops[2]);
-        POSTED(coll_async_verbs_send_eager(verbs, 1, 4, data, 10, &ops[3]), &ops[3]);
-        coll_async_verbs_destroy(verbs);
+        POSTED(verbs_send(verbs, 1, 3, data, 10, &ops[2]), &ops[2]);
+        POSTED(verbs_send(verbs, 1, 4, data, 10, &ops[3]), &ops[3]);
+        verbs_destroy(verbs);
         CHECK(-ECANCELED == ops[0].status && -ECANCELED == ops[1].status);
         CHECK(NULL != strstr(ops[0].error, "peer 1") && NULL != strstr(ops[0].error,
                                                                        "transport closed"));
@@ -1092,7 +1169,7 @@ static void cancelled(int rank, int nranks)
         barrier(NULL);
     } else {
         barrier(NULL);
-        coll_async_verbs_destroy(verbs);
+        verbs_destroy(verbs);
     }
 }
 
@@ -1108,11 +1185,11 @@ static void test_destroy_cancels(void **state)
  * few chunks, then stops and waits for SIGKILL. */
 static void victim(struct coll_async_verbs *verbs, uint8_t *in, uint8_t *out)
 {
-    struct coll_async_verbs_op send = {0}, recv = {0};
+    struct coll_async_transfer send = {0}, recv = {0};
     uint64_t bytes[COLL_ASYNC_VERBS_MAX_PORTS] = {0};
 
-    POSTED(coll_async_verbs_recv_bulk(verbs, 0, 1, in, KILL_BYTES, &recv), &recv);
-    POSTED(coll_async_verbs_send_bulk(verbs, 0, 2, out, KILL_BYTES, &send), &send);
+    POSTED(verbs_recv(verbs, 0, 1, in, KILL_BYTES, &recv), &recv);
+    POSTED(verbs_send(verbs, 0, 2, out, KILL_BYTES, &send), &send);
     while (bytes[0] < 4 * CHUNK) {
         step(verbs);
         (void) coll_async_verbs_port_bytes(verbs, 0, bytes, COLL_ASYNC_VERBS_MAX_PORTS);
@@ -1122,12 +1199,12 @@ static void victim(struct coll_async_verbs *verbs, uint8_t *in, uint8_t *out)
 
 static void survivor(struct coll_async_verbs *verbs, uint8_t *in, uint8_t *out)
 {
-    struct coll_async_verbs_op send = {0}, recv = {0}, late = {0};
+    struct coll_async_transfer send = {0}, recv = {0}, late = {0};
     struct coll_async_verbs_port_info ports[COLL_ASYNC_VERBS_MAX_PORTS];
     int nports;
 
-    POSTED(coll_async_verbs_send_bulk(verbs, 1, 1, out, KILL_BYTES, &send), &send);
-    POSTED(coll_async_verbs_recv_bulk(verbs, 1, 2, in, KILL_BYTES, &recv), &recv);
+    POSTED(verbs_send(verbs, 1, 1, out, KILL_BYTES, &send), &send);
+    POSTED(verbs_recv(verbs, 1, 2, in, KILL_BYTES, &recv), &recv);
     wait_op(verbs, &send);
     wait_op(verbs, &recv);
     fprintf(stderr, "survivor: send: %s\nsurvivor: recv: %s\n", send.error, recv.error);
@@ -1140,14 +1217,14 @@ static void survivor(struct coll_async_verbs *verbs, uint8_t *in, uint8_t *out)
     }
     CHECK(nports > 0);
     /* Later posts to the dead peer fail at once, with the same reason. */
-    CHECK(recv.status == coll_async_verbs_send_eager(verbs, 1, 3, out, 1, &late));
+    CHECK(recv.status == verbs_send(verbs, 1, 3, out, 1, &late));
     CHECK(late.error == recv.error);
-    coll_async_verbs_destroy(verbs);
+    verbs_destroy(verbs);
 }
 
 static void killed(int rank, int nranks)
 {
-    struct coll_async_verbs *verbs = open_all(rank, nranks, NULL, NULL);
+    struct coll_async_verbs *verbs = open_all(rank, nranks);
     uint8_t *in = calloc(1, KILL_BYTES), *out = calloc(1, KILL_BYTES);
 
     CHECK(NULL != in && NULL != out);
@@ -1192,13 +1269,13 @@ static void legit_round(struct coll_async_verbs *verbs, int rank, int round, uin
                         uint8_t *in)
 {
     size_t size = round % 2 ? ROUND_BIG : 100;
-    struct coll_async_verbs_op send = {0}, recv = {0};
+    struct coll_async_transfer send = {0}, recv = {0};
     uint32_t peer = (uint32_t) (1 - rank);
 
     fill(out, size, rank, (uint64_t) round);
     memset(in, 0, size);
-    POSTED(coll_async_verbs_recv_bulk(verbs, peer, (uint64_t) round, in, size, &recv), &recv);
-    POSTED(coll_async_verbs_send_bulk(verbs, peer, (uint64_t) round, out, size, &send), &send);
+    POSTED(verbs_recv(verbs, peer, (uint64_t) round, in, size, &recv), &recv);
+    POSTED(verbs_send(verbs, peer, (uint64_t) round, out, size, &send), &send);
     wait_op(verbs, &send);
     wait_op(verbs, &recv);
     SUCCEEDED(send);
@@ -1210,13 +1287,13 @@ static void legit_round(struct coll_async_verbs *verbs, int rank, int round, uin
  * (set by rank 0 before a round neither has passed). */
 static void legit_pair(int rank)
 {
-    struct coll_async_verbs *verbs = open_transport(rank, 3, NULL, NULL);
+    struct coll_async_verbs *verbs = open_transport(rank, 3);
     uint8_t *out = malloc(ROUND_BIG), *in = malloc(ROUND_BIG);
     int round;
 
     CHECK(NULL != out && NULL != in);
     barrier(NULL); /* both blobs are out */
-    CHECK(0 == coll_async_verbs_add_peer(verbs, (uint32_t) (1 - rank),
+    CHECK(0 == verbs_add_peer(verbs, (uint32_t) (1 - rank),
                                          test_key_of((uint32_t) (1 - rank)),
                                          shared->blob[1 - rank], shared->blob_length[1 - rank]));
     for (round = 0;; ++round) {
@@ -1237,7 +1314,7 @@ static void legit_pair(int rank)
     while (__atomic_load_n(&shared->pair_done, __ATOMIC_ACQUIRE) < 2) {
         step(verbs); /* the other may still wait for our last bytes */
     }
-    coll_async_verbs_destroy(verbs);
+    verbs_destroy(verbs);
     free(out);
     free(in);
 }
@@ -1418,19 +1495,19 @@ static void await_refusals(int n)
  * connection that never proved itself. */
 static void wrong_key_connector(void)
 {
-    struct coll_async_verbs *verbs = open_transport(2, 3, NULL, NULL);
+    struct coll_async_verbs *verbs = open_transport(2, 3);
     struct coll_async_key wrong = test_key(0);
-    struct coll_async_verbs_op op = {0};
+    struct coll_async_transfer op = {0};
 
     wrong.bytes[15] ^= 0x20;
-    CHECK(0 == coll_async_verbs_add_peer(verbs, 0, &wrong, shared->blob[0],
+    CHECK(0 == verbs_add_peer(verbs, 0, &wrong, shared->blob[0],
                                          shared->blob_length[0]));
-    POSTED(coll_async_verbs_send_eager(verbs, 0, 0, "x", 1, &op), &op);
+    POSTED(verbs_send(verbs, 0, 0, "x", 1, &op), &op);
     wait_op(verbs, &op);
     fprintf(stderr, "stranger: wrong key: %s\n", op.error);
     CHECK(-EACCES == op.status);
     CHECK(NULL != strstr(op.error, "did not prove it holds the peer's key"));
-    coll_async_verbs_destroy(verbs);
+    verbs_destroy(verbs);
 }
 
 /* A recorded handshake replayed: connection A's request and the proof a connector
@@ -1650,7 +1727,7 @@ static int stranger_at_job(const char *address, const char *port, uint32_t to, u
     return 0;
 }
 
-/* --bench: eager round trips and 8 MiB bandwidth (a report, not a test) */
+/* --bench: small-transfer round trips and 8 MiB bandwidth (a report, not a test) */
 
 static double seconds_since(const struct timespec *start)
 {
@@ -1662,8 +1739,7 @@ static double seconds_since(const struct timespec *start)
 
 static void bench(int rank, int nranks)
 {
-    struct received received = {0};
-    struct coll_async_verbs *verbs = open_all(rank, nranks, &received, on_eager_note);
+    struct coll_async_verbs *verbs = open_all(rank, nranks);
     const int round_trips = 200, transfers = 8;
     uint8_t *data = malloc(BIG);
     struct timespec start;
@@ -1675,24 +1751,27 @@ static void bench(int rank, int nranks)
         spin = 1 == mode;
         barrier(verbs);
         for (int i = -10; i < round_trips; ++i) { /* 10 to warm up (connections) */
-            struct coll_async_verbs_op op = {0};
+            struct coll_async_transfer op = {0}, back = {0};
+            uint64_t tag = NOTE_TAG(2 * ((round_trips + 10) * mode + i + 10));
+            uint8_t in[8];
 
             if (0 == i) {
                 clock_gettime(CLOCK_MONOTONIC, &start);
             }
             if (0 == rank) {
-                POSTED(coll_async_verbs_send_eager(verbs, 1, 0, data, 8, &op), &op);
+                POSTED(verbs_recv(verbs, (uint32_t) peer, tag + 1, in, 8, &back), &back);
+                POSTED(verbs_send(verbs, (uint32_t) peer, tag, data, 8, &op), &op);
+            } else {
+                POSTED(verbs_recv(verbs, (uint32_t) peer, tag, in, 8, &back), &back);
             }
-            while (received.count[peer] < (round_trips + 10) * mode + i + 11) {
-                step(verbs);
-            }
+            wait_op(verbs, &back);
             if (1 == rank) {
-                POSTED(coll_async_verbs_send_eager(verbs, 0, 0, data, 8, &op), &op);
+                POSTED(verbs_send(verbs, (uint32_t) peer, tag + 1, data, 8, &op), &op);
             }
             wait_op(verbs, &op);
         }
         if (0 == rank) {
-            printf("bench: eager round trip (8 bytes), %s: %.1f us (%d round trips)\n",
+            printf("bench: small-transfer round trip (8 bytes), %s: %.1f us (%d round trips)\n",
                    spin ? "spinning on progress" : "sleeping on the fd",
                    seconds_since(&start) * 1e6 / round_trips, round_trips);
             fflush(stdout); /* the rank ends in _exit */
@@ -1700,16 +1779,16 @@ static void bench(int rank, int nranks)
     }
     spin = false;
     for (int i = -1; i < transfers; ++i) { /* 1 to warm up (registration) */
-        struct coll_async_verbs_op op = {0};
+        struct coll_async_transfer op = {0};
 
         barrier(verbs);
         if (0 == i) {
             clock_gettime(CLOCK_MONOTONIC, &start);
         }
         if (0 == rank) {
-            POSTED(coll_async_verbs_send_bulk(verbs, 1, (uint64_t) i + 1, data, BIG, &op), &op);
+            POSTED(verbs_send(verbs, 1, (uint64_t) i + 1, data, BIG, &op), &op);
         } else {
-            POSTED(coll_async_verbs_recv_bulk(verbs, 0, (uint64_t) i + 1, data, BIG, &op), &op);
+            POSTED(verbs_recv(verbs, 0, (uint64_t) i + 1, data, BIG, &op), &op);
         }
         wait_op(verbs, &op);
         SUCCEEDED(op);
@@ -1740,8 +1819,8 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_addresses, setup_defaults),
-        cmocka_unit_test_setup(test_eager_2, setup_defaults),
-        cmocka_unit_test_setup(test_eager_3, setup_defaults),
+        cmocka_unit_test_setup(test_small_transfers_2, setup_defaults),
+        cmocka_unit_test_setup(test_small_transfers_3, setup_defaults),
         cmocka_unit_test_setup(test_bulk_sizes, setup_defaults),
         cmocka_unit_test_setup(test_two_in_flight, setup_defaults),
         cmocka_unit_test_setup(test_both_directions, setup_defaults),

@@ -272,10 +272,10 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
     }
     for (int rank = 0; rank < hier->size; ++rank) {
         if (hier->node_of[rank] != hier->node) {
-            enum coll_async_net_via via = coll_async_net_peer_via(hier->net, hier->peer[rank]);
+            const char *via = coll_async_net_peer_via(hier->net, hier->peer[rank]);
 
-            over_verbs += COLL_ASYNC_NET_VERBS == via;
-            over_tcp += COLL_ASYNC_NET_TCP == via;
+            over_verbs += 0 == strcmp("verbs", via);
+            over_tcp += 0 == strcmp("tcp", via);
         }
     }
     opal_output_verbose(level, mca_coll_async_component.output,

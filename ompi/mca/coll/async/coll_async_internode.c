@@ -51,7 +51,7 @@ struct coll_async_internode_round {
 /* The transport's ops of a round, on the heap: after a failure they may stay in
  * the transport's hands (see fini). */
 struct coll_async_internode_transfers {
-    struct coll_async_net_op send, recv;
+    struct coll_async_transfer send, recv;
 };
 
 /* Planning */
@@ -604,9 +604,9 @@ static int post(struct coll_async_internode *x, const struct coll_async_internod
     return 0;
 }
 
-static bool pending(const struct coll_async_net_op *op)
+static bool pending(const struct coll_async_transfer *op)
 {
-    return COLL_ASYNC_NET_PENDING == op->status;
+    return COLL_ASYNC_TRANSFER_PENDING == op->status;
 }
 
 int coll_async_internode_progress(struct coll_async_internode *x)

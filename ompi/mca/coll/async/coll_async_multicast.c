@@ -147,19 +147,10 @@ static void set_status(struct entry *entry, int status, const char *why)
     }
 }
 
-static int transport_progress(void *transport)
-{
-    struct coll_async_transport *t = transport;
-
-    return t->ops->progress(t);
-}
-
 /* The mapper drives the member with its transports from here on. */
 static int attach_to_mapper(struct coll_async_multicast *group)
 {
-    struct coll_async_transport *t = group->transport;
-
-    return coll_async_net_attach(group->leaders.net, t->ops->fd(t), transport_progress, t);
+    return coll_async_net_attach(group->leaders.net, group->transport);
 }
 
 /* Why this leader refuses the group when verbs must reach every other leader
@@ -169,7 +160,7 @@ static const char *not_over_verbs(const struct coll_async_multicast *group)
     const struct coll_async_leaders *l = &group->leaders;
 
     for (int i = 0; i < l->size; ++i) {
-        if (i != l->rank && COLL_ASYNC_NET_VERBS != coll_async_net_peer_via(l->net, l->peer[i])) {
+        if (i != l->rank && 0 != strcmp("verbs", coll_async_net_peer_via(l->net, l->peer[i]))) {
             return "a leader of another node is not reached over verbs";
         }
     }

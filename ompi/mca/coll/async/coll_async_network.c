@@ -27,6 +27,7 @@
 #include "ompi_config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,12 +40,18 @@
 #include "coll_async.h"
 #include "coll_async_card.h"
 #include "coll_async_network.h"
+#include "transport/coll_async_tcp.h"
+#include "transport/coll_async_verbs.h"
 
 /* What this process knows of each process of the job (network.peers). */
 enum { PEER_ADDED = 1, PEER_HAS_VERBS = 2 /* published a verbs address */ };
 
 static struct {
     struct coll_async_net *net;
+    /* The transports given to the mapper, in its order: where each one's address
+     * rides the cards. */
+    enum coll_async_card_blob card_blob[COLL_ASYNC_NET_MAX_TRANSPORTS];
+    int ntransports;
     uint32_t self, nprocs; /* this process's id, and the job's processes */
     unsigned char *peers;  /* per world rank: PEER_ flags */
     bool memory_hooks;     /* Open MPI's memory framework opened for us */
@@ -114,7 +121,7 @@ static void say_refused(void *context, const char *line)
 
 /* The TCP transport, with its address blob in the modex; NULL when it cannot
  * open (a message says why). */
-static struct coll_async_tcp *open_tcp(const struct coll_async_tcp_if *ifs, int count)
+static struct coll_async_transport *open_tcp(const struct coll_async_tcp_if *ifs, int count)
 {
     mca_coll_async_component_t *c = &mca_coll_async_component;
     struct coll_async_tcp_config config = {.ifs = ifs,
@@ -127,12 +134,14 @@ static struct coll_async_tcp *open_tcp(const struct coll_async_tcp_if *ifs, int 
                                            .staging_limit = c->tcp_staging_limit,
                                            .on_refused = say_refused};
     unsigned char blob[COLL_ASYNC_TCP_ADDRESS_MAX];
+    struct coll_async_transport *transport = NULL;
     struct coll_async_tcp *tcp = NULL;
     int length = 0, rc;
 
     rc = coll_async_tcp_create(&tcp, &config);
     if (0 == rc) {
-        length = coll_async_tcp_address(tcp, blob, sizeof(blob));
+        transport = coll_async_tcp_transport(tcp);
+        length = transport->ops->address(transport, blob, sizeof(blob));
         rc = length < 0 || OMPI_SUCCESS != mca_coll_async_card_set_blob(COLL_ASYNC_CARD_TCP, blob,
                                                                         (size_t) length)
                  ? -EIO
@@ -140,8 +149,8 @@ static struct coll_async_tcp *open_tcp(const struct coll_async_tcp_if *ifs, int 
     }
     if (0 != rc) {
         mca_coll_async_show_help(mca_coll_async_first_process(), "no network", strerror(-rc));
-        if (NULL != tcp) {
-            coll_async_tcp_destroy(tcp);
+        if (NULL != transport) {
+            transport->ops->destroy(transport);
         }
         return NULL;
     }
@@ -152,10 +161,9 @@ static struct coll_async_tcp *open_tcp(const struct coll_async_tcp_if *ifs, int 
         inet_ntop(AF_INET, &ifs[i].addr, address, sizeof(address));
         describe("%s%s %s/%u", 0 == i ? "" : ", ", ifs[i].name, address, ifs[i].prefix);
     }
-    return tcp;
+    return transport;
 }
 
-#if COLL_ASYNC_HAVE_VERBS
 static void release_memory(void *buffer, size_t length, void *cbdata, bool from_alloc)
 {
     struct coll_async_net *net = network.net;
@@ -163,7 +171,7 @@ static void release_memory(void *buffer, size_t length, void *cbdata, bool from_
     (void) cbdata;
     (void) from_alloc;
     if (NULL != net) {
-        coll_async_verbs_invalidate(coll_async_net_verbs(net), buffer, length);
+        coll_async_net_release(net, buffer, length);
     }
 }
 
@@ -209,7 +217,7 @@ static void unwatch_freed_memory(void)
 /* The verbs transport, with its address blob in the modex; NULL when this
  * machine has no usable port (said at verbose level 1) or it cannot open (a
  * message says why). */
-static struct coll_async_verbs *open_verbs(void)
+static struct coll_async_transport *open_verbs(void)
 {
     mca_coll_async_component_t *c = &mca_coll_async_component;
     struct coll_async_verbs_config config = {.include = c->verbs_if_include,
@@ -223,6 +231,7 @@ static struct coll_async_verbs *open_verbs(void)
                                              .on_refused = say_refused};
     struct coll_async_verbs_port_info ports[COLL_ASYNC_VERBS_MAX_PORTS];
     unsigned char blob[COLL_ASYNC_VERBS_ADDRESS_MAX];
+    struct coll_async_transport *transport = NULL;
     struct coll_async_verbs *verbs = NULL;
     char why[256] = "";
     int count, length, rc;
@@ -234,6 +243,11 @@ static struct coll_async_verbs *open_verbs(void)
     }
     count = coll_async_verbs_discover(c->verbs_if_include, c->verbs_if_exclude, ports,
                                       COLL_ASYNC_VERBS_MAX_PORTS, why, sizeof(why));
+    if (-ENODEV == count) {
+        opal_output_verbose(say_level(), c->output, "coll:async: verbs off: %s; TCP between nodes",
+                            why);
+        return NULL;
+    }
     if (count < 0) {
         mca_coll_async_show_help(mca_coll_async_first_process(), "bad value",
                                  '\0' != c->verbs_if_include[0] ? "verbs_if_include"
@@ -254,7 +268,8 @@ static struct coll_async_verbs *open_verbs(void)
     config.uncached = !watch_freed_memory();
     rc = coll_async_verbs_create(&verbs, &config, why, sizeof(why));
     if (0 == rc) {
-        length = coll_async_verbs_address(verbs, blob, sizeof(blob));
+        transport = coll_async_verbs_transport(verbs);
+        length = transport->ops->address(transport, blob, sizeof(blob));
         if (length < 0
             || OMPI_SUCCESS != mca_coll_async_card_set_blob(COLL_ASYNC_CARD_VERBS, blob,
                                                             (size_t) length)) {
@@ -264,8 +279,8 @@ static struct coll_async_verbs *open_verbs(void)
     }
     if (0 != rc) {
         mca_coll_async_show_help(mca_coll_async_first_process(), "verbs failed", why);
-        if (NULL != verbs) {
-            coll_async_verbs_destroy(verbs);
+        if (NULL != transport) {
+            transport->ops->destroy(transport);
         }
         unwatch_freed_memory();
         return NULL;
@@ -276,16 +291,24 @@ static struct coll_async_verbs *open_verbs(void)
         describe("%s%s:%d", 0 == i ? "" : ", ", ports[i].device, ports[i].port);
     }
     describe("; ");
-    return verbs;
+    return transport;
 }
-#endif
+
+/* Hands t to the mapper's list, its address riding the cards at blob. */
+static void offer(struct coll_async_transport **transports, struct coll_async_transport *t,
+                  enum coll_async_card_blob blob)
+{
+    if (NULL != t) {
+        network.card_blob[network.ntransports] = blob;
+        transports[network.ntransports++] = t;
+    }
+}
 
 int mca_coll_async_network_open(void)
 {
     struct coll_async_tcp_if ifs[COLL_ASYNC_TCP_MAX_IFS];
     struct coll_async_engine_watch watch = {.progress = progress};
-    struct coll_async_verbs *verbs = NULL;
-    struct coll_async_tcp *tcp = NULL;
+    struct coll_async_transport *transports[COLL_ASYNC_NET_MAX_TRANSPORTS], *verbs;
     int count, rc;
 
     if (!job_spans_nodes()) {
@@ -302,24 +325,23 @@ int mca_coll_async_network_open(void)
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     network.interfaces[0] = '\0';
-#if COLL_ASYNC_HAVE_VERBS
+    network.ntransports = 0;
+    /* Verbs first: the mapper prefers it wherever it reaches a peer. */
     verbs = open_verbs();
     network.peers[network.self] = NULL != verbs ? PEER_HAS_VERBS : 0;
-#else
-    opal_output_verbose(say_level(), mca_coll_async_component.output,
-                        "coll:async: verbs off: built without rdma-core; TCP between nodes");
-#endif
+    offer(transports, verbs, COLL_ASYNC_CARD_VERBS);
     if (count <= 0) {
         mca_coll_async_show_help(mca_coll_async_first_process(), "no network",
                                  count < 0 ? strerror(-count) : "no usable IPv4 interface");
     } else {
-        tcp = open_tcp(ifs, count);
+        offer(transports, open_tcp(ifs, count), COLL_ASYNC_CARD_TCP);
     }
-    if (NULL == tcp && NULL == verbs) {
+    if (0 == network.ntransports) {
         mca_coll_async_network_close();
         return OMPI_SUCCESS; /* communicators across nodes delegate */
     }
-    rc = coll_async_net_create(&network.net, network.nprocs, tcp, verbs); /* owns both */
+    rc = coll_async_net_create(&network.net, network.nprocs, transports,
+                               network.ntransports); /* owns them */
     if (0 == rc) {
         watch.fd = coll_async_net_fd(network.net);
         watch.context = network.net;
@@ -334,9 +356,7 @@ int mca_coll_async_network_open(void)
 
 void mca_coll_async_network_close(void)
 {
-#if COLL_ASYNC_HAVE_VERBS
     unwatch_freed_memory(); /* first: the hook reads network.net */
-#endif
     coll_async_net_destroy(network.net);
     network.net = NULL;
     free(network.peers);
@@ -358,6 +378,7 @@ const char *mca_coll_async_network_interfaces(void)
 static int add_peer(struct ompi_proc_t *proc)
 {
     const struct coll_async_card *card = mca_coll_async_card_of(proc);
+    struct coll_async_net_blob blobs[COLL_ASYNC_NET_MAX_TRANSPORTS];
     uint32_t id = proc->super.proc_name.vpid;
     int rc;
 
@@ -367,11 +388,11 @@ static int add_peer(struct ompi_proc_t *proc)
     if (NULL == card) {
         return OMPI_ERR_NOT_FOUND;
     }
-    rc = coll_async_net_add_peer(network.net, id, &card->key,
-                                 card->blob[COLL_ASYNC_CARD_TCP],
-                                 card->blob_length[COLL_ASYNC_CARD_TCP],
-                                 card->blob[COLL_ASYNC_CARD_VERBS],
-                                 card->blob_length[COLL_ASYNC_CARD_VERBS]);
+    for (int i = 0; i < network.ntransports; ++i) {
+        blobs[i].data = card->blob[network.card_blob[i]];
+        blobs[i].length = card->blob_length[network.card_blob[i]];
+    }
+    rc = coll_async_net_add_peer(network.net, id, &card->key, blobs);
     if (0 != rc && -EEXIST != rc) {
         return OMPI_ERROR;
     }

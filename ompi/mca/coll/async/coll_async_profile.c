@@ -55,7 +55,7 @@ static int partner_of(int node, int round, int nodes)
 static double exchange(struct coll_async_net *net, uint32_t peer, uint64_t tag, bool first,
                        char *out, char *in)
 {
-    struct coll_async_net_op send = {0}, recv = {0};
+    struct coll_async_transfer send = {0}, recv = {0};
     uint64_t start = coll_async_now_ns();
 
     /* Each direction its own tag: the lower side sends on tag, the other on tag+1.
@@ -67,7 +67,8 @@ static double exchange(struct coll_async_net *net, uint32_t peer, uint64_t tag, 
     if (0 != coll_async_net_recv_bulk(net, peer, tag + (first ? 1 : 0), in, PROBE_BYTES, &recv)) {
         recv.status = -EIO;
     }
-    while (COLL_ASYNC_NET_PENDING == send.status || COLL_ASYNC_NET_PENDING == recv.status) {
+    while (COLL_ASYNC_TRANSFER_PENDING == send.status
+           || COLL_ASYNC_TRANSFER_PENDING == recv.status) {
         coll_async_net_progress(net);
     }
     if (0 != send.status || 0 != recv.status) {

@@ -14,12 +14,12 @@
  * Every frame starts with a 32-byte header in network byte order:
  *   length (4)  payload bytes that follow
  *   type (1), 3 zero bytes
- *   tag (8)     EAGER, CHUNK: the message's tag
+ *   tag (8)     CHUNK: the transfer's tag
  *   offset (8)  CHUNK: where the payload goes
  *   total (8)   CHUNK: the transfer's length
  * Fields a type does not use are zero. The acceptor sends CHALLENGE on accept,
  * the connector answers HELLO, the acceptor ACK (their payloads and MACs are
- * coll_async_tcp_handshake.h's), then both send EAGER and CHUNK frames. A lower
+ * coll_async_tcp_handshake.h's), then both send CHUNK frames. A lower
  * id whose own connection on the link is under way answers a higher id's HELLO
  * with YIELD and closes: the higher id then waits for the lower id's; without
  * it, a connection closed before its ACK is a peer that went away.
@@ -58,7 +58,6 @@
 
 #include "coll_async_clock.h"
 #include "coll_async_ipv4.h"
-#include "coll_async_op_queue.h"
 #include "coll_async_refusals.h"
 #include "coll_async_tcp.h"
 #include "coll_async_tcp_handshake.h"
@@ -68,7 +67,6 @@
 #define ADDRESS_MAGIC0 0xca
 #define ADDRESS_MAGIC1 0x54
 #define ADDRESS_VERSION 1
-#define DEFAULT_EAGER_LIMIT (64 * 1024)
 #define DEFAULT_CHUNK (128 * 1024)
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000
 #define DEFAULT_STAGING_LIMIT ((size_t) 64 << 20)
@@ -82,8 +80,7 @@
 enum frame_type {
     FRAME_HELLO = 1,
     FRAME_ACK,
-    FRAME_EAGER,
-    FRAME_CHUNK,
+    FRAME_CHUNK = 4, /* 3 was an eager message, gone with the API that sent it */
     FRAME_CHALLENGE,
     FRAME_YIELD /* instead of ACK: the acceptor's own connection on this link wins */
 };
@@ -137,10 +134,8 @@ struct conn {
     size_t rx_have;
     uint8_t rx_stash[STASH]; /* read, not yet taken: [rx_stash_at, rx_stash_len) */
     size_t rx_stash_at, rx_stash_len;
-    char *eager_buffer;
-    size_t eager_size;
 
-    struct coll_async_tcp_op *tx_op; /* the frame being written, from this op */
+    struct coll_async_transfer *tx_op; /* the frame being written, from this op */
     uint8_t tx_header[HEADER];
     const char *tx_data;
     size_t tx_length, tx_done; /* payload bytes; bytes written, header included */
@@ -163,7 +158,25 @@ struct unexpected {
     char *staging;
 };
 
-COLL_ASYNC_OP_QUEUE(struct coll_async_tcp_op)
+/* A transfer's own fields, in its state area. */
+struct tcp_op {
+    struct coll_async_tcp_peer *peer;
+    uint64_t tag;
+    char *buffer;
+    size_t length;
+    size_t offset;   /* bulk send: next byte to hand to a link */
+    size_t received; /* bulk receive: bytes arrived */
+    char *staging;   /* bulk receive: where chunks landed before the post */
+    int in_flight;   /* chunks a link is writing */
+    bool queued;     /* on the peer's send queue: chunks left to hand out */
+    bool has_total;  /* bulk receive: bytes is known */
+};
+coll_async_transfer_state_fits(struct tcp_op);
+
+static inline struct tcp_op *op_of(const struct coll_async_transfer *transfer)
+{
+    return (struct tcp_op *) transfer->state;
+}
 
 struct coll_async_tcp_peer {
     uint32_t id;
@@ -171,8 +184,8 @@ struct coll_async_tcp_peer {
     int nlinks;  /* links in use: planned from addresses or announced by the peer */
     int routable; /* links this side can connect (addresses known) */
     struct link links[COLL_ASYNC_TCP_MAX_LINKS];
-    struct op_queue eager, bulk;       /* sends, in order */
-    struct coll_async_tcp_op *posted;  /* bulk receives */
+    struct coll_async_transfer_queue bulk; /* sends, in order */
+    struct coll_async_transfer *posted;  /* bulk receives */
     struct unexpected *unexpected;
     struct coll_async_tcp_peer *next;  /* every peer record, for deadlines and destroy */
     bool has_key;                      /* added: its proven connections can be answered */
@@ -181,6 +194,7 @@ struct coll_async_tcp_peer {
 };
 
 struct coll_async_tcp {
+    struct coll_async_transport transport; /* first: what the mapper holds */
     struct coll_async_tcp_config config;
     struct coll_async_tcp_if ifs[COLL_ASYNC_TCP_MAX_IFS];
     struct coll_async_tcp_addr self[COLL_ASYNC_TCP_MAX_IFS];
@@ -189,7 +203,7 @@ struct coll_async_tcp {
     struct coll_async_tcp_peer **peers; /* [nprocs] */
     struct coll_async_tcp_peer *all_peers;
     struct conn *unproven, *graveyard; /* unproven: newest first */
-    struct op_queue done;
+    struct coll_async_transfer_queue done;
     int connections;   /* sockets to peers */
     int pending_links; /* links with a deadline */
     int nunproven;     /* accepted connections whose HELLO has not come */
@@ -241,55 +255,32 @@ static struct sockaddr_in sockaddr_of(struct in_addr addr, uint16_t port)
 
 /* Operations */
 
-static void op_start(struct coll_async_tcp_op *op, struct coll_async_tcp_peer *peer, uint64_t tag,
+static void op_start(struct coll_async_transfer *op, struct coll_async_tcp_peer *peer, uint64_t tag,
                      const void *buffer, size_t length)
 {
-    op->status = COLL_ASYNC_TCP_PENDING;
+    op->status = COLL_ASYNC_TRANSFER_PENDING;
     op->error = NULL;
     op->bytes = 0;
     op->next = NULL;
-    op->peer = peer;
-    op->tag = tag;
-    op->buffer = (char *) buffer;
-    op->length = length;
-    op->offset = 0;
-    op->received = 0;
-    op->staging = NULL;
     op->result = 0;
-    op->in_flight = 0;
-    op->queued = false;
-    op->has_total = false;
+    *op_of(op) = (struct tcp_op){.peer = peer, .tag = tag, .buffer = (char *) buffer,
+                                 .length = length};
 }
 
 /* Completes op once nothing refers to it any more: off the queues, no chunk in flight. */
-static void op_release(struct coll_async_tcp *tcp, struct coll_async_tcp_op *op)
+static void op_release(struct coll_async_tcp *tcp, struct coll_async_transfer *op)
 {
-    if (!op->queued && 0 == op->in_flight) {
-        queue_push(&tcp->done, op);
+    if (!op_of(op)->queued && 0 == op_of(op)->in_flight) {
+        coll_async_transfer_push(&tcp->done, op);
     }
 }
 
-static void op_fail(struct coll_async_tcp_op *op, const struct coll_async_tcp_peer *peer)
+static void op_fail(struct coll_async_transfer *op, const struct coll_async_tcp_peer *peer)
 {
     if (0 == op->result) {
         op->result = peer->error;
         op->error = peer->message;
     }
-}
-
-static int run_completions(struct coll_async_tcp *tcp)
-{
-    struct coll_async_tcp_op *op;
-    int count = 0;
-
-    while (NULL != (op = queue_pop(&tcp->done))) {
-        op->status = op->result;
-        if (NULL != op->complete) {
-            op->complete(op);
-        }
-        ++count;
-    }
-    return count;
 }
 
 /* Connections: epoll registration and teardown */
@@ -373,7 +364,6 @@ static void bury(struct coll_async_tcp *tcp)
         struct conn *conn = tcp->graveyard;
 
         tcp->graveyard = conn->next;
-        free(conn->eager_buffer);
         free(conn);
     }
 }
@@ -401,10 +391,10 @@ static void refuse(struct coll_async_tcp *tcp, struct conn *conn, const char *wh
         snprintf(claim, sizeof(claim), " as process %u, link %u", conn->hello.from,
                  conn->hello.link);
     }
-    coll_async_refusals_say(&tcp->refusals, "tcp: refused a connection on %s %s:%u from %s:%u%s: %s",
-                            if_name_of(tcp, conn->local.sin_addr), local,
-                            ntohs(conn->local.sin_port), remote, ntohs(conn->remote.sin_port),
-                            claim, why);
+    coll_async_refusals_say(
+        &tcp->refusals, "tcp: refused a connection on %s %s:%u from %s:%u%s: %s",
+        if_name_of(tcp, conn->local.sin_addr), local, ntohs(conn->local.sin_port), remote,
+        ntohs(conn->remote.sin_port), claim, why);
     conn_close(tcp, conn);
 }
 
@@ -488,12 +478,12 @@ static void describe(const struct coll_async_tcp *tcp, struct coll_async_tcp_pee
 }
 
 static void fail_queue(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
-                       struct op_queue *queue)
+                       struct coll_async_transfer_queue *queue)
 {
-    struct coll_async_tcp_op *op;
+    struct coll_async_transfer *op;
 
-    while (NULL != (op = queue_pop(queue))) {
-        op->queued = false;
+    while (NULL != (op = coll_async_transfer_pop(queue))) {
+        op_of(op)->queued = false;
         op_fail(op, peer);
         op_release(tcp, op);
     }
@@ -502,13 +492,13 @@ static void fail_queue(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *p
 static void fail_receives(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer)
 {
     while (NULL != peer->posted) {
-        struct coll_async_tcp_op *op = peer->posted;
+        struct coll_async_transfer *op = peer->posted;
 
         peer->posted = op->next;
-        if (NULL != op->staging) {
+        if (NULL != op_of(op)->staging) {
             tcp->staged -= op->bytes;
-            free(op->staging);
-            op->staging = NULL;
+            free(op_of(op)->staging);
+            op_of(op)->staging = NULL;
         }
         op_fail(op, peer);
         op_release(tcp, op);
@@ -546,14 +536,13 @@ static void peer_fail(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *pe
         }
         if (NULL != conn->tx_op) {
             op_fail(conn->tx_op, peer);
-            --conn->tx_op->in_flight;
+            --op_of(conn->tx_op)->in_flight;
             op_release(tcp, conn->tx_op);
             conn->tx_op = NULL;
         }
         conn_close(tcp, conn);
         link->conn = NULL;
     }
-    fail_queue(tcp, peer, &peer->eager);
     fail_queue(tcp, peer, &peer->bulk);
     fail_receives(tcp, peer);
 }
@@ -623,7 +612,9 @@ static int plan_links(const struct coll_async_tcp_addr *lo, int nlo,
 
     for (int i = 0; i < nlo && count < max; ++i) {
         for (int j = 0; j < nhi; ++j) {
-            if (!used[j] && coll_async_ipv4_same_subnet(lo[i].addr, lo[i].prefix, hi[j].addr, hi[j].prefix)) {
+            if (!used[j]
+                && coll_async_ipv4_same_subnet(lo[i].addr, lo[i].prefix, hi[j].addr,
+                                               hi[j].prefix)) {
                 used[j] = true;
                 lo_index[count] = i;
                 hi_index[count++] = j;
@@ -661,37 +652,33 @@ static void peer_route(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *p
 
 /* Sending */
 
-/* Takes the next frame for conn: eager messages on link 0 first, then a chunk. */
+/* Takes the next chunk for conn. */
 static bool conn_take_frame(struct coll_async_tcp *tcp, struct conn *conn)
 {
     struct coll_async_tcp_peer *peer = conn->peer;
-    struct coll_async_tcp_op *op;
+    struct coll_async_transfer *op;
     struct frame frame = {0};
 
-    if (0 == conn->link && NULL != (op = queue_pop(&peer->eager))) {
-        frame.type = FRAME_EAGER;
-        frame.length = (uint32_t) op->length;
-        conn->tx_data = op->buffer;
-    } else if (NULL != (op = peer->bulk.head)) {
-        size_t left = op->length - op->offset;
+    if (NULL != (op = peer->bulk.head)) {
+        size_t left = op_of(op)->length - op_of(op)->offset;
         size_t chunk = left < tcp->config.chunk_size ? left : tcp->config.chunk_size;
 
         frame.type = FRAME_CHUNK;
         frame.length = (uint32_t) chunk;
-        frame.offset = op->offset;
-        frame.total = op->length;
-        conn->tx_data = op->buffer + op->offset;
-        op->offset += chunk;
-        if (op->offset == op->length) {
-            (void) queue_pop(&peer->bulk); /* every chunk handed out */
+        frame.offset = op_of(op)->offset;
+        frame.total = op_of(op)->length;
+        conn->tx_data = op_of(op)->buffer + op_of(op)->offset;
+        op_of(op)->offset += chunk;
+        if (op_of(op)->offset == op_of(op)->length) {
+            (void) coll_async_transfer_pop(&peer->bulk); /* every chunk handed out */
         }
     } else {
         return false;
     }
-    frame.tag = op->tag;
+    frame.tag = op_of(op)->tag;
     encode_frame(conn->tx_header, &frame);
-    op->queued = peer->bulk.head == op;
-    ++op->in_flight;
+    op_of(op)->queued = peer->bulk.head == op;
+    ++op_of(op)->in_flight;
     conn->tx_op = op;
     conn->tx_length = frame.length;
     conn->tx_done = 0;
@@ -711,8 +698,8 @@ static ssize_t conn_send_frame(struct conn *conn)
         done = HEADER;
     }
     if (conn->tx_length > 0) {
-        iov[msg.msg_iovlen++] =
-            (struct iovec){(char *) conn->tx_data + (done - HEADER), conn->tx_length - (done - HEADER)};
+        iov[msg.msg_iovlen++] = (struct iovec){(char *) conn->tx_data + (done - HEADER),
+                                               conn->tx_length - (done - HEADER)};
     }
     do {
         n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -727,7 +714,7 @@ static void conn_write(struct coll_async_tcp *tcp, struct conn *conn)
     struct link *link = &conn->peer->links[conn->link];
 
     while (CONN_ESTABLISHED == conn->state) {
-        struct coll_async_tcp_op *op;
+        struct coll_async_transfer *op;
         ssize_t n;
 
         if (NULL == conn->tx_op && !conn_take_frame(tcp, conn)) {
@@ -750,7 +737,7 @@ static void conn_write(struct coll_async_tcp *tcp, struct conn *conn)
         }
         op = conn->tx_op;
         conn->tx_op = NULL;
-        --op->in_flight;
+        --op_of(op)->in_flight;
         op_release(tcp, op);
         if ((size_t) n >= budget) {
             (void) conn_set_events(tcp, conn, EPOLLIN | EPOLLOUT); /* come back for more */
@@ -983,7 +970,8 @@ static void conn_send_ack(struct coll_async_tcp *tcp, struct conn *conn)
     uint8_t payload[COLL_ASYNC_TCP_ACK_BYTES];
     int rc;
 
-    coll_async_put_be64(payload, coll_async_tcp_ack_tag(&conn->peer->key, &conn->hello, conn->challenge));
+    coll_async_put_be64(payload,
+                        coll_async_tcp_ack_tag(&conn->peer->key, &conn->hello, conn->challenge));
     rc = conn_send_control(conn, FRAME_ACK, payload, sizeof(payload));
     if (0 != rc) {
         conn_fail(tcp, conn, "send ack", rc);
@@ -1091,10 +1079,10 @@ static void conn_yielded(struct coll_async_tcp *tcp, struct conn *conn)
 
 /* Receiving */
 
-static struct coll_async_tcp_op *find_posted(struct coll_async_tcp_peer *peer, uint64_t tag)
+static struct coll_async_transfer *find_posted(struct coll_async_tcp_peer *peer, uint64_t tag)
 {
-    for (struct coll_async_tcp_op *op = peer->posted; NULL != op; op = op->next) {
-        if (op->tag == tag) {
+    for (struct coll_async_transfer *op = peer->posted; NULL != op; op = op->next) {
+        if (op_of(op)->tag == tag) {
             return op;
         }
     }
@@ -1111,9 +1099,9 @@ static struct unexpected *find_unexpected(struct coll_async_tcp_peer *peer, uint
     return NULL;
 }
 
-static void posted_remove(struct coll_async_tcp_peer *peer, struct coll_async_tcp_op *op)
+static void posted_remove(struct coll_async_tcp_peer *peer, struct coll_async_transfer *op)
 {
-    for (struct coll_async_tcp_op **p = &peer->posted; NULL != *p; p = &(*p)->next) {
+    for (struct coll_async_transfer **p = &peer->posted; NULL != *p; p = &(*p)->next) {
         if (*p == op) {
             *p = op->next;
             return;
@@ -1121,13 +1109,13 @@ static void posted_remove(struct coll_async_tcp_peer *peer, struct coll_async_tc
     }
 }
 
-static void recv_finish(struct coll_async_tcp *tcp, struct coll_async_tcp_op *op)
+static void recv_finish(struct coll_async_tcp *tcp, struct coll_async_transfer *op)
 {
-    if (NULL != op->staging) {
-        memcpy(op->buffer, op->staging, op->bytes);
+    if (NULL != op_of(op)->staging) {
+        memcpy(op_of(op)->buffer, op_of(op)->staging, op->bytes);
         tcp->staged -= op->bytes;
-        free(op->staging);
-        op->staging = NULL;
+        free(op_of(op)->staging);
+        op_of(op)->staging = NULL;
     }
     op_release(tcp, op);
 }
@@ -1166,18 +1154,18 @@ static char *unexpected_target(struct coll_async_tcp *tcp, struct coll_async_tcp
 static int chunk_target(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
                         const struct frame *frame, char **dst)
 {
-    struct coll_async_tcp_op *op = find_posted(peer, frame->tag);
+    struct coll_async_transfer *op = find_posted(peer, frame->tag);
     int rc = 0;
 
     if (NULL == op) {
         *dst = unexpected_target(tcp, peer, frame, &rc);
-    } else if (!op->has_total) {
-        op->has_total = true;
+    } else if (!op_of(op)->has_total) {
+        op_of(op)->has_total = true;
         op->bytes = frame->total;
-        *dst = op->buffer;
-        rc = frame->total <= op->length ? 0 : -EPROTO;
+        *dst = op_of(op)->buffer;
+        rc = frame->total <= op_of(op)->length ? 0 : -EPROTO;
     } else {
-        *dst = NULL != op->staging ? op->staging : op->buffer;
+        *dst = NULL != op_of(op)->staging ? op_of(op)->staging : op_of(op)->buffer;
         rc = frame->total == op->bytes ? 0 : -EPROTO;
     }
     if (0 == rc) {
@@ -1189,34 +1177,18 @@ static int chunk_target(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *
 static void chunk_arrived(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
                           const struct frame *frame)
 {
-    struct coll_async_tcp_op *op = find_posted(peer, frame->tag);
+    struct coll_async_transfer *op = find_posted(peer, frame->tag);
     struct unexpected *u;
 
     if (NULL != op) {
-        op->received += frame->length;
-        if (op->received == op->bytes) {
+        op_of(op)->received += frame->length;
+        if (op_of(op)->received == op->bytes) {
             posted_remove(peer, op);
             recv_finish(tcp, op);
         }
     } else if (NULL != (u = find_unexpected(peer, frame->tag))) {
         u->received += frame->length;
     }
-}
-
-static int eager_target(struct conn *conn, size_t length)
-{
-    char *bigger;
-
-    if (length <= conn->eager_size) {
-        return 0;
-    }
-    bigger = realloc(conn->eager_buffer, length);
-    if (NULL == bigger) {
-        return -ENOMEM;
-    }
-    conn->eager_buffer = bigger;
-    conn->eager_size = length;
-    return 0;
 }
 
 static void frame_end(struct coll_async_tcp *tcp, struct conn *conn)
@@ -1233,11 +1205,8 @@ static void frame_end(struct coll_async_tcp *tcp, struct conn *conn)
         conn_yielded(tcp, conn);
     } else if (CONN_HELLO_SENT == conn->state) {
         conn_ack(tcp, conn);
-    } else if (FRAME_CHUNK == frame->type) {
+    } else {
         chunk_arrived(tcp, peer, frame);
-    } else if (NULL != tcp->config.on_eager) {
-        tcp->config.on_eager(tcp->config.context, peer->id, frame->tag, conn->eager_buffer,
-                             frame->length);
     }
 }
 
@@ -1264,7 +1233,7 @@ static bool handshake_expects(enum conn_state state, uint8_t *type, uint32_t *le
 
 /* Why a frame breaks the protocol (written into why), or NULL: the header's
  * bounds, before a byte of its payload is read or any memory set aside. */
-static const char *frame_check(const struct coll_async_tcp *tcp, const struct conn *conn,
+static const char *frame_check(const struct conn *conn,
                                const struct frame *frame, char *why, size_t size)
 {
     uint8_t type;
@@ -1291,16 +1260,8 @@ static const char *frame_check(const struct coll_async_tcp *tcp, const struct co
     if (CONN_PROVEN == conn->state) {
         return "receive: a frame before this process acknowledged the peer's hello";
     }
-    if (frame->reserved_set || (FRAME_EAGER == frame->type && 0 != (frame->offset | frame->total))) {
+    if (frame->reserved_set) {
         return "receive: a frame whose reserved fields are not zero";
-    }
-    if (FRAME_EAGER == frame->type) {
-        if (frame->length > tcp->config.eager_limit) {
-            snprintf(why, size, "receive: an eager message of %u bytes, above the eager limit (%zu)",
-                     frame->length, tcp->config.eager_limit);
-            return why;
-        }
-        return NULL;
     }
     if (FRAME_CHUNK != frame->type) {
         snprintf(why, size, "receive: a frame of unknown type %u", frame->type);
@@ -1331,14 +1292,8 @@ static void payload_begin(struct coll_async_tcp *tcp, struct conn *conn, char *d
 static int data_target(struct coll_async_tcp *tcp, struct conn *conn, char **dst)
 {
     const struct frame *frame = &conn->rx_frame;
-    int rc;
+    int rc = chunk_target(tcp, conn->peer, frame, dst);
 
-    if (FRAME_EAGER == frame->type) {
-        rc = eager_target(conn, frame->length);
-        *dst = conn->eager_buffer;
-    } else {
-        rc = chunk_target(tcp, conn->peer, frame, dst);
-    }
     if (0 != rc && -EAGAIN != rc) {
         conn_fail(tcp, conn,
                   -EPROTO == rc ? "receive: a bulk transfer longer than the receive posted for "
@@ -1359,7 +1314,7 @@ static void frame_begin(struct coll_async_tcp *tcp, struct conn *conn)
 
     decode_frame(conn->rx_header, frame);
     conn->rx_header_have = 0;
-    broken = frame_check(tcp, conn, frame, why, sizeof(why));
+    broken = frame_check(conn, frame, why, sizeof(why));
     if (NULL != broken) {
         conn_fail(tcp, conn, broken, -EPROTO); /* unproven: refused, no peer disturbed */
         return;
@@ -1552,8 +1507,9 @@ static void dispatch(struct coll_async_tcp *tcp, const struct epoll_event *ev)
     }
 }
 
-int coll_async_tcp_progress(struct coll_async_tcp *tcp)
+static int tcp_progress(struct coll_async_transport *transport)
 {
+    struct coll_async_tcp *tcp = (struct coll_async_tcp *) transport;
     struct epoll_event events[EVENTS_PER_PROGRESS];
     int n = epoll_wait(tcp->epfd, events, EVENTS_PER_PROGRESS, 0);
 
@@ -1572,19 +1528,19 @@ int coll_async_tcp_progress(struct coll_async_tcp *tcp)
         check_unproven(tcp);
     }
     bury(tcp);
-    return (n > 0 ? n : 0) + resumed + run_completions(tcp);
+    return (n > 0 ? n : 0) + resumed + coll_async_transfer_complete_all(&tcp->done);
 }
 
-int coll_async_tcp_fd(const struct coll_async_tcp *tcp)
+static int tcp_fd(const struct coll_async_transport *transport)
 {
-    return tcp->epfd;
+    return ((const struct coll_async_tcp *) transport)->epfd;
 }
 
 /* Posting */
 
 /* The peer an op may be posted to, or NULL with *rc set (and op->error when it failed). */
 static struct coll_async_tcp_peer *peer_for_op(struct coll_async_tcp *tcp, uint32_t id,
-                                               struct coll_async_tcp_op *op, int *rc)
+                                               struct coll_async_transfer *op, int *rc)
 {
     struct coll_async_tcp_peer *peer = peer_get(tcp, id);
 
@@ -1597,10 +1553,11 @@ static struct coll_async_tcp_peer *peer_for_op(struct coll_async_tcp *tcp, uint3
     return peer;
 }
 
-/* Queues a send on its kind's queue (eager: link 0 only; bulk: every link). */
-static int post_send(struct coll_async_tcp *tcp, uint32_t id, uint64_t tag, const void *data,
-                     size_t length, struct coll_async_tcp_op *op, bool eager)
+/* Queues a bulk send: its chunks go over every link. */
+static int tcp_send(struct coll_async_transport *transport, uint32_t id, uint64_t tag,
+                    const void *data, size_t length, struct coll_async_transfer *op)
 {
+    struct coll_async_tcp *tcp = (struct coll_async_tcp *) transport;
     struct coll_async_tcp_peer *peer;
     int rc;
 
@@ -1611,53 +1568,39 @@ static int post_send(struct coll_async_tcp *tcp, uint32_t id, uint64_t tag, cons
         return -EHOSTUNREACH;
     }
     op_start(op, peer, tag, data, length);
-    op->queued = true;
-    queue_push(eager ? &peer->eager : &peer->bulk, op);
-    peer_kick(tcp, peer, eager ? 1 : peer->nlinks);
+    op_of(op)->queued = true;
+    coll_async_transfer_push(&peer->bulk, op);
+    peer_kick(tcp, peer, peer->nlinks);
     return 0;
 }
 
-int coll_async_tcp_send_eager(struct coll_async_tcp *tcp, uint32_t id, uint64_t tag,
-                              const void *data, size_t length, struct coll_async_tcp_op *op)
-{
-    if (length > tcp->config.eager_limit) {
-        return -EMSGSIZE;
-    }
-    return post_send(tcp, id, tag, data, length, op, true);
-}
-
-int coll_async_tcp_send_bulk(struct coll_async_tcp *tcp, uint32_t id, uint64_t tag,
-                             const void *data, size_t length, struct coll_async_tcp_op *op)
-{
-    return post_send(tcp, id, tag, data, length, op, false);
-}
-
 /* A receive posted after its transfer began takes over the staging buffer. */
-static int recv_adopt(struct coll_async_tcp_peer *peer, struct coll_async_tcp_op *op)
+static int recv_adopt(struct coll_async_tcp_peer *peer, struct coll_async_transfer *op)
 {
     struct unexpected **p = &peer->unexpected, *u;
 
-    while (NULL != *p && (*p)->tag != op->tag) {
+    while (NULL != *p && (*p)->tag != op_of(op)->tag) {
         p = &(*p)->next;
     }
     if (NULL == (u = *p)) {
         return 0;
     }
-    if (u->total > op->length) {
+    if (u->total > op_of(op)->length) {
         return -EMSGSIZE;
     }
     *p = u->next;
-    op->has_total = true;
+    op_of(op)->has_total = true;
     op->bytes = u->total;
-    op->received = u->received;
-    op->staging = u->staging;
+    op_of(op)->received = u->received;
+    op_of(op)->staging = u->staging;
     free(u);
     return 0;
 }
 
-int coll_async_tcp_recv_bulk(struct coll_async_tcp *tcp, uint32_t id, uint64_t tag, void *buffer,
-                             size_t length, struct coll_async_tcp_op *op)
+static int tcp_recv(struct coll_async_transport *transport, uint32_t id, uint64_t tag,
+                    void *buffer, size_t length, struct coll_async_transfer *op)
 {
+    struct coll_async_tcp *tcp = (struct coll_async_tcp *) transport;
     struct coll_async_tcp_peer *peer;
     int rc;
 
@@ -1671,7 +1614,7 @@ int coll_async_tcp_recv_bulk(struct coll_async_tcp *tcp, uint32_t id, uint64_t t
     if (0 != (rc = recv_adopt(peer, op))) {
         return rc;
     }
-    if (op->has_total && op->received == op->bytes) {
+    if (op_of(op)->has_total && op_of(op)->received == op->bytes) {
         recv_finish(tcp, op);
         return 0;
     }
@@ -1735,14 +1678,17 @@ int coll_async_tcp_address_decode(const void *blob, size_t length,
     return count;
 }
 
-int coll_async_tcp_address(const struct coll_async_tcp *tcp, void *blob, size_t size)
+static int tcp_address(const struct coll_async_transport *transport, void *blob, size_t size)
 {
+    const struct coll_async_tcp *tcp = (const struct coll_async_tcp *) transport;
+
     return coll_async_tcp_address_encode(tcp->self, tcp->config.nifs, blob, size);
 }
 
-int coll_async_tcp_add_peer(struct coll_async_tcp *tcp, uint32_t id,
-                            const struct coll_async_key *key, const void *blob, size_t length)
+static int tcp_add_peer(struct coll_async_transport *transport, uint32_t id,
+                        const struct coll_async_key *key, const void *blob, size_t length)
 {
+    struct coll_async_tcp *tcp = (struct coll_async_tcp *) transport;
     struct coll_async_tcp_addr addrs[COLL_ASYNC_TCP_MAX_IFS];
     struct coll_async_tcp_peer *peer;
     int count = coll_async_tcp_address_decode(blob, length, addrs, COLL_ASYNC_TCP_MAX_IFS);
@@ -1797,9 +1743,6 @@ static int listen_on(struct coll_async_tcp *tcp, int i)
 
 static void config_defaults(struct coll_async_tcp_config *config)
 {
-    if (0 == config->eager_limit) {
-        config->eager_limit = DEFAULT_EAGER_LIMIT;
-    }
     if (0 == config->chunk_size) {
         config->chunk_size = DEFAULT_CHUNK;
     }
@@ -1815,10 +1758,23 @@ static void config_defaults(struct coll_async_tcp_config *config)
     if (config->max_unproven <= 0) {
         config->max_unproven = DEFAULT_MAX_UNPROVEN;
     }
-    if (config->eager_limit > UINT32_MAX || config->chunk_size > UINT32_MAX) {
-        config->eager_limit = config->chunk_size = 0; /* frame lengths are 32-bit */
+    if (config->chunk_size > UINT32_MAX) {
+        config->chunk_size = 0; /* frame lengths are 32-bit */
     }
 }
+
+static void tcp_destroy(struct coll_async_transport *transport);
+
+static const struct coll_async_transport_ops tcp_ops = {
+    .name = "tcp",
+    .destroy = tcp_destroy,
+    .progress = tcp_progress,
+    .fd = tcp_fd,
+    .address = tcp_address,
+    .add_peer = tcp_add_peer,
+    .send = tcp_send,
+    .recv = tcp_recv,
+};
 
 int coll_async_tcp_create(struct coll_async_tcp **out, const struct coll_async_tcp_config *config)
 {
@@ -1834,6 +1790,7 @@ int coll_async_tcp_create(struct coll_async_tcp **out, const struct coll_async_t
     if (NULL == tcp) {
         return -ENOMEM;
     }
+    tcp->transport.ops = &tcp_ops;
     tcp->config = *config;
     config_defaults(&tcp->config);
     memcpy(tcp->ifs, config->ifs, sizeof(tcp->ifs[0]) * (size_t) config->nifs);
@@ -1857,19 +1814,21 @@ int coll_async_tcp_create(struct coll_async_tcp **out, const struct coll_async_t
     *out = tcp;
     return 0;
 fail:
-    coll_async_tcp_destroy(tcp);
+    tcp_destroy(&tcp->transport);
     return rc;
 }
 
-void coll_async_tcp_destroy(struct coll_async_tcp *tcp)
+static void tcp_destroy(struct coll_async_transport *transport)
 {
+    struct coll_async_tcp *tcp = (struct coll_async_tcp *) transport;
+
     if (NULL == tcp) {
         return;
     }
     for (struct coll_async_tcp_peer *peer = tcp->all_peers; NULL != peer; peer = peer->next) {
         peer_fail(tcp, peer, 0, "transport closed", -ECANCELED);
     }
-    run_completions(tcp);
+    coll_async_transfer_complete_all(&tcp->done);
     while (NULL != tcp->unproven) {
         conn_close(tcp, tcp->unproven);
     }

@@ -49,19 +49,20 @@
  *   type (1), 0 (1), credits (2)  receives returned for the reverse QP of this link
  *   seen (4)                      link 0: SENDs of the peer's link 0 processed so far
  *   tag (8)
- *   length (8)                    EAGER, SMALL: payload bytes; READY: the receive's
+ *   length (8)                    SMALL: payload bytes; READY: the receive's
  *                                 capacity; START, REJECT: the transfer's length
  * then, by type:
- *   EAGER, SMALL     the payload
+ *   SMALL            the payload
  *   READY            id (4), keys (4), address (8), rkey (4) per link
  *   START, REJECT    id (4), errno (4, REJECT only)
  *   CREDIT           nothing
  *   PROOF            the handshake's tag (8); first on every QP, and never again
- * EAGER, SMALL, READY, START and REJECT go on link 0, in order. A receiver
- * holds every message to what it expects: EAGER and SMALL exactly as long as
- * their header says and within the eager limit, READY and START only for
- * transfers above it, RDMA writes only into a posted receive and no more than
- * it holds, credits no more than it posted; anything else fails the peer.
+ * SMALL, READY, START and REJECT go on link 0, in order (type 1, an eager
+ * message, is gone). A receiver holds every message to what it expects: SMALL
+ * exactly as long as its header says and within the eager limit, READY and
+ * START only for transfers above it, RDMA writes only into a posted receive and
+ * no more than it holds, credits no more than it posted; anything else fails
+ * the peer.
  *
  * Bulk transfers. One of at most eager_limit bytes is a SMALL message, copied
  * into the posted receive or staged until it is posted. A longer one is written
@@ -102,7 +103,6 @@
 
 #include "coll_async_clock.h"
 #include "coll_async_ipv4.h"
-#include "coll_async_op_queue.h"
 #include "coll_async_refusals.h"
 #include "coll_async_verbs.h"
 #include "coll_async_verbs_cache.h"
@@ -116,7 +116,7 @@
 #define HANDSHAKE_RECEIVES 2 /* posted before the proof: for it, and for one credit message */
 #define SEND_SLOTS 64      /* send work requests per connected QP */
 #define CREDIT_THRESHOLD (RECEIVES / 2)
-#define CHUNKS_PER_LINK 4  /* RDMA writes in flight per QP: eager messages queue behind few */
+#define CHUNKS_PER_LINK 4  /* RDMA writes in flight per QP: link 0's messages queue behind few */
 #define CQ_INITIAL 1024
 #define POLL_BATCH 32
 #define POLL_ROUNDS 4      /* batches one progress call takes from a CQ */
@@ -143,13 +143,13 @@
 #define POLL_DEVICE 2 /* + the device's index */
 
 enum msg_type {
-    MSG_EAGER = 1, MSG_SMALL, MSG_READY, MSG_START, MSG_REJECT, MSG_CREDIT, MSG_PROOF
+    MSG_SMALL = 2, /* 1 was an eager message, gone with the API that sent it */
+    MSG_READY, MSG_START, MSG_REJECT, MSG_CREDIT, MSG_PROOF
 };
 
 /* What an op waits for. */
 enum stage {
-    STAGE_EAGER = 1, /* outbox: to go as EAGER */
-    STAGE_SMALL,     /* outbox: to go as SMALL (or REJECT, if a READY says it does not fit) */
+    STAGE_SMALL = 1, /* outbox: to go as SMALL (or REJECT, if a READY says it does not fit) */
     STAGE_AWAIT,     /* awaiting: a bulk send waiting for the receiver's READY */
     STAGE_START,     /* outbox: START, then its chunks */
     STAGE_WRITING,   /* writing: chunks left to hand to links */
@@ -207,7 +207,7 @@ enum conn_state {
 /* What a work request's wr_id points to. */
 struct work {
     struct conn *conn;
-    struct coll_async_verbs_op *op; /* a send the op waits for; NULL for control */
+    struct coll_async_transfer *op; /* a send the op waits for; NULL for control */
     char *buffer;                   /* this slot's part of one of the conn's regions */
     uint32_t lkey;                  /* that region's */
     bool receive, write;
@@ -282,7 +282,28 @@ struct registration {
     bool writable;
 };
 
-COLL_ASYNC_OP_QUEUE(struct coll_async_verbs_op)
+/* A transfer's own fields, in its state area. */
+struct verbs_op {
+    struct coll_async_verbs_peer *peer;
+    uint64_t tag;
+    char *buffer;
+    size_t length;
+    size_t offset;      /* bulk send: next byte to hand to a link */
+    size_t acked;       /* bulk receive: bytes arrived */
+    void *registration; /* the cache entry registering buffer */
+    void *ready;        /* bulk send: where the receiver wants the data */
+    int in_flight;      /* work requests posted for it and not completed */
+    uint32_t id;        /* bulk receive: its transfer id; bulk send: the receiver's */
+    uint8_t stage;      /* what it waits for */
+    bool queued;        /* on one of the peer's queues */
+    bool has_total;     /* bulk receive: bytes is known */
+};
+coll_async_transfer_state_fits(struct verbs_op);
+
+static inline struct verbs_op *op_of(const struct coll_async_transfer *transfer)
+{
+    return (struct verbs_op *) transfer->state;
+}
 
 struct coll_async_verbs_peer {
     uint32_t id;
@@ -290,10 +311,10 @@ struct coll_async_verbs_peer {
     bool routable;
     int nlinks;
     struct link links[COLL_ASYNC_VERBS_MAX_PORTS];
-    struct op_queue outbox;   /* link 0 messages, in order */
-    struct op_queue awaiting; /* bulk sends without a READY */
-    struct op_queue writing;  /* bulk sends with chunks to hand out */
-    struct coll_async_verbs_op **receives; /* posted bulk receives, by id & 0xffff */
+    struct coll_async_transfer_queue outbox;   /* link 0 messages, in order */
+    struct coll_async_transfer_queue awaiting; /* bulk sends without a READY */
+    struct coll_async_transfer_queue writing;  /* bulk sends with chunks to hand out */
+    struct coll_async_transfer **receives; /* posted bulk receives, by id & 0xffff */
     uint32_t nreceives, generation;
     struct ready *readies;
     struct small_note *notes;
@@ -307,6 +328,7 @@ struct coll_async_verbs_peer {
 };
 
 struct coll_async_verbs {
+    struct coll_async_transport transport; /* first: what the mapper holds */
     struct coll_async_verbs_config config;
     struct port ports[COLL_ASYNC_VERBS_MAX_PORTS];
     int nports;
@@ -320,7 +342,7 @@ struct coll_async_verbs {
     struct coll_async_verbs_peer **peers; /* [nprocs] */
     struct coll_async_verbs_peer *all_peers;
     struct conn *conns;
-    struct op_queue done;
+    struct coll_async_transfer_queue done;
     int pending;  /* conns with a deadline */
     int unproven; /* inbound conns accepted and not proven yet */
     int refused;  /* refused conns not freed yet */
@@ -356,30 +378,19 @@ static void decode_header(const uint8_t *p, struct header *header)
 
 /* Operations */
 
-static void op_start(struct coll_async_verbs_op *op, struct coll_async_verbs_peer *peer,
+static void op_start(struct coll_async_transfer *op, struct coll_async_verbs_peer *peer,
                      uint64_t tag, const void *buffer, size_t length, enum stage stage)
 {
-    op->status = COLL_ASYNC_VERBS_PENDING;
+    op->status = COLL_ASYNC_TRANSFER_PENDING;
     op->error = NULL;
     op->bytes = 0;
     op->next = NULL;
-    op->peer = peer;
-    op->tag = tag;
-    op->buffer = (char *) buffer;
-    op->length = length;
-    op->offset = 0;
-    op->acked = 0;
-    op->registration = NULL;
-    op->ready = NULL;
-    op->in_flight = 0;
     op->result = 0;
-    op->id = 0;
-    op->stage = (uint8_t) stage;
-    op->queued = false;
-    op->has_total = false;
+    *op_of(op) = (struct verbs_op){.peer = peer, .tag = tag, .buffer = (char *) buffer,
+                                   .length = length, .stage = (uint8_t) stage};
 }
 
-static void op_set_error(struct coll_async_verbs_op *op, int result, const char *error)
+static void op_set_error(struct coll_async_transfer *op, int result, const char *error)
 {
     if (0 == op->result) {
         op->result = result;
@@ -388,44 +399,29 @@ static void op_set_error(struct coll_async_verbs_op *op, int result, const char 
 }
 
 /* Hands op to the done queue: it completes at the end of this progress call. */
-static void op_done(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op)
+static void op_done(struct coll_async_verbs *verbs, struct coll_async_transfer *op)
 {
-    if (NULL != op->registration) {
-        coll_async_verbs_cache_release(verbs->cache, op->registration);
-        op->registration = NULL;
+    if (NULL != op_of(op)->registration) {
+        coll_async_verbs_cache_release(verbs->cache, op_of(op)->registration);
+        op_of(op)->registration = NULL;
     }
-    free(op->ready);
-    op->ready = NULL;
-    op->stage = STAGE_DONE;
-    queue_push(&verbs->done, op);
+    free(op_of(op)->ready);
+    op_of(op)->ready = NULL;
+    op_of(op)->stage = STAGE_DONE;
+    coll_async_transfer_push(&verbs->done, op);
 }
 
 /* Completes a send once nothing refers to it any more. */
-static void send_try_done(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op)
+static void send_try_done(struct coll_async_verbs *verbs, struct coll_async_transfer *op)
 {
-    if (!op->queued && 0 == op->in_flight && STAGE_SENT == op->stage) {
+    if (!op_of(op)->queued && 0 == op_of(op)->in_flight && STAGE_SENT == op_of(op)->stage) {
         op_done(verbs, op);
     }
 }
 
-static int run_completions(struct coll_async_verbs *verbs)
-{
-    struct coll_async_verbs_op *op;
-    int count = 0;
-
-    while (NULL != (op = queue_pop(&verbs->done))) {
-        op->status = op->result;
-        if (NULL != op->complete) {
-            op->complete(op);
-        }
-        ++count;
-    }
-    return count;
-}
-
 /* Receive ids: an index into the peer's table, and a generation above it. */
 
-static int receive_add(struct coll_async_verbs_peer *peer, struct coll_async_verbs_op *op)
+static int receive_add(struct coll_async_verbs_peer *peer, struct coll_async_transfer *op)
 {
     uint32_t index = 0;
 
@@ -434,7 +430,7 @@ static int receive_add(struct coll_async_verbs_peer *peer, struct coll_async_ver
     }
     if (index == peer->nreceives) {
         uint32_t count = 0 == peer->nreceives ? 16 : 2 * peer->nreceives;
-        struct coll_async_verbs_op **bigger;
+        struct coll_async_transfer **bigger;
 
         if (count > 0x10000) {
             return -ENOMEM;
@@ -448,26 +444,26 @@ static int receive_add(struct coll_async_verbs_peer *peer, struct coll_async_ver
         peer->nreceives = count;
     }
     peer->receives[index] = op;
-    op->id = (++peer->generation << 16) | index;
+    op_of(op)->id = (++peer->generation << 16) | index;
     return 0;
 }
 
-static struct coll_async_verbs_op *receive_by_id(struct coll_async_verbs_peer *peer, uint32_t id)
+static struct coll_async_transfer *receive_by_id(struct coll_async_verbs_peer *peer, uint32_t id)
 {
     uint32_t index = id & 0xffff;
 
     if (index < peer->nreceives && NULL != peer->receives[index]
-        && peer->receives[index]->id == id) {
+        && op_of(peer->receives[index])->id == id) {
         return peer->receives[index];
     }
     return NULL;
 }
 
-static struct coll_async_verbs_op *receive_by_tag(struct coll_async_verbs_peer *peer,
+static struct coll_async_transfer *receive_by_tag(struct coll_async_verbs_peer *peer,
                                                   uint64_t tag)
 {
     for (uint32_t i = 0; i < peer->nreceives; ++i) {
-        if (NULL != peer->receives[i] && peer->receives[i]->tag == tag) {
+        if (NULL != peer->receives[i] && op_of(peer->receives[i])->tag == tag) {
             return peer->receives[i];
         }
     }
@@ -475,21 +471,21 @@ static struct coll_async_verbs_op *receive_by_tag(struct coll_async_verbs_peer *
 }
 
 /* Ends a bulk receive: off the table (and the outbox, READY unsent), completed. */
-static void receive_end(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op)
+static void receive_end(struct coll_async_verbs *verbs, struct coll_async_transfer *op)
 {
-    struct coll_async_verbs_peer *peer = op->peer;
+    struct coll_async_verbs_peer *peer = op_of(op)->peer;
 
-    peer->receives[op->id & 0xffff] = NULL;
-    if (op->queued) {
-        queue_remove(&peer->outbox, op);
-        op->queued = false;
+    peer->receives[op_of(op)->id & 0xffff] = NULL;
+    if (op_of(op)->queued) {
+        coll_async_transfer_remove(&peer->outbox, op);
+        op_of(op)->queued = false;
     }
     op_done(verbs, op);
 }
 
-static void receive_try_done(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op)
+static void receive_try_done(struct coll_async_verbs *verbs, struct coll_async_transfer *op)
 {
-    if (op->has_total && op->acked == op->bytes) {
+    if (op_of(op)->has_total && op_of(op)->acked == op->bytes) {
         receive_end(verbs, op);
     }
 }
@@ -563,12 +559,12 @@ static void conn_close(struct coll_async_verbs *verbs, struct conn *conn)
         conn->id = NULL;
     }
     for (int i = 0; i < conn->nworks; ++i) {
-        struct coll_async_verbs_op *op = conn->works[i].op;
+        struct coll_async_transfer *op = conn->works[i].op;
 
         conn->works[i].op = NULL;
         if (NULL != op) {
             op_set_error(op, peer->error, peer->message);
-            --op->in_flight;
+            --op_of(op)->in_flight;
             send_try_done(verbs, op);
         }
     }
@@ -586,17 +582,17 @@ static void conn_free(struct conn *conn)
 }
 
 static void fail_queue(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer,
-                       struct op_queue *queue)
+                       struct coll_async_transfer_queue *queue)
 {
-    struct coll_async_verbs_op *op;
+    struct coll_async_transfer *op;
 
-    while (NULL != (op = queue_pop(queue))) {
-        op->queued = false;
-        if (STAGE_READY == op->stage) {
+    while (NULL != (op = coll_async_transfer_pop(queue))) {
+        op_of(op)->queued = false;
+        if (STAGE_READY == op_of(op)->stage) {
             continue; /* a receive: the table's pass ends it */
         }
         op_set_error(op, peer->error, peer->message);
-        op->stage = STAGE_SENT;
+        op_of(op)->stage = STAGE_SENT;
         send_try_done(verbs, op);
     }
 }
@@ -648,7 +644,7 @@ static void peer_fail(struct coll_async_verbs *verbs, struct coll_async_verbs_pe
     fail_queue(verbs, peer, &peer->awaiting);
     fail_queue(verbs, peer, &peer->writing);
     for (uint32_t i = 0; i < peer->nreceives; ++i) {
-        struct coll_async_verbs_op *op = peer->receives[i];
+        struct coll_async_transfer *op = peer->receives[i];
 
         if (NULL != op) {
             op_set_error(op, peer->error, peer->message);
@@ -978,7 +974,7 @@ static int post_send(struct coll_async_verbs *verbs, struct conn *conn, struct w
 
 /* A message of the protocol (the proof is not one: it counts in no sequence). */
 static int post_message(struct coll_async_verbs *verbs, struct conn *conn, struct work *work,
-                        size_t bytes, struct coll_async_verbs_op *op)
+                        size_t bytes, struct coll_async_transfer *op)
 {
     int rc = post_send(verbs, conn, work, bytes);
 
@@ -990,7 +986,7 @@ static int post_message(struct coll_async_verbs *verbs, struct conn *conn, struc
     }
     work->op = op;
     if (NULL != op) {
-        ++op->in_flight;
+        ++op_of(op)->in_flight;
     }
     return 0;
 }
@@ -1007,31 +1003,32 @@ static int send_control(struct coll_async_verbs *verbs, struct conn *conn, enum 
 }
 
 static int send_payload(struct coll_async_verbs *verbs, struct conn *conn, enum msg_type type,
-                        struct coll_async_verbs_op *op)
+                        struct coll_async_transfer *op)
 {
     struct work *work = slot_take(conn);
-    uint8_t *body = message_start(conn, work, type, op->tag, op->length);
+    uint8_t *body = message_start(conn, work, type, op_of(op)->tag, op_of(op)->length);
 
-    if (op->length > 0) {
-        memcpy(body, op->buffer, op->length);
+    if (op_of(op)->length > 0) {
+        memcpy(body, op_of(op)->buffer, op_of(op)->length);
     }
-    conn->peer->links[conn->link].bytes += op->length;
-    return post_message(verbs, conn, work, HEADER + op->length, op);
+    conn->peer->links[conn->link].bytes += op_of(op)->length;
+    return post_message(verbs, conn, work, HEADER + op_of(op)->length, op);
 }
 
 static int send_ready(struct coll_async_verbs *verbs, struct conn *conn,
-                      struct coll_async_verbs_op *op)
+                      struct coll_async_transfer *op)
 {
     struct coll_async_verbs_peer *peer = conn->peer;
     struct work *work = slot_take(conn);
-    uint8_t *body = message_start(conn, work, MSG_READY, op->tag, op->length);
-    struct registration *registration =
-        NULL != op->registration ? coll_async_verbs_cache_handle(op->registration) : NULL;
+    uint8_t *body = message_start(conn, work, MSG_READY, op_of(op)->tag, op_of(op)->length);
+    struct registration *registration = NULL != op_of(op)->registration
+                                            ? coll_async_verbs_cache_handle(op_of(op)->registration)
+                                            : NULL;
     int nkeys = NULL != registration ? peer->nlinks : 0;
 
-    coll_async_put_be32(body, op->id);
+    coll_async_put_be32(body, op_of(op)->id);
     coll_async_put_be32(body + 4, (uint32_t) nkeys);
-    coll_async_put_be64(body + 8, (uintptr_t) op->buffer);
+    coll_async_put_be64(body + 8, (uintptr_t) op_of(op)->buffer);
     for (int l = 0; l < nkeys; ++l) {
         coll_async_put_be32(body + 16 + 4 * l, registration->mrs[peer->links[l].port]->rkey);
     }
@@ -1040,22 +1037,28 @@ static int send_ready(struct coll_async_verbs *verbs, struct conn *conn,
 
 /* One chunk of a bulk send, written with the receive's id as the immediate. */
 static int post_chunk(struct coll_async_verbs *verbs, struct conn *conn,
-                      struct coll_async_verbs_op *op, size_t length)
+                      struct coll_async_transfer *op, size_t length)
 {
-    const struct ready *ready = op->ready;
-    struct registration *registration = coll_async_verbs_cache_handle(op->registration);
+    const struct ready *ready = op_of(op)->ready;
+    struct registration *registration = coll_async_verbs_cache_handle(op_of(op)->registration);
     struct work *work = slot_take(conn);
     struct ibv_sge sge = {
-        .addr = (uintptr_t) op->buffer + op->offset,
+        .addr = (uintptr_t) op_of(op)->buffer + op_of(op)->offset,
         .length = (uint32_t) length,
         .lkey = registration->mrs[conn->port - verbs->ports]->lkey,
     };
-    struct ibv_send_wr wr = {
-        .wr_id = (uintptr_t) work, .sg_list = &sge, .num_sge = 1,
-        .opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
-        .imm_data = htonl(ready->id),
-        .wr.rdma = {.remote_addr = ready->address + op->offset, .rkey = ready->rkeys[conn->link]},
-    }, *bad;
+    struct ibv_send_wr wr =
+                           {
+                               .wr_id = (uintptr_t) work,
+                               .sg_list = &sge,
+                               .num_sge = 1,
+                               .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+                               .send_flags = IBV_SEND_SIGNALED,
+                               .imm_data = htonl(ready->id),
+                               .wr.rdma = {.remote_addr = ready->address + op_of(op)->offset,
+                                           .rkey = ready->rkeys[conn->link]},
+                           },
+                       *bad;
     int rc = ibv_post_send(conn->qp, &wr, &bad);
 
     if (0 != rc) {
@@ -1067,8 +1070,8 @@ static int post_chunk(struct coll_async_verbs *verbs, struct conn *conn,
     ++conn->chunks;
     work->op = op;
     work->write = true;
-    ++op->in_flight;
-    op->offset += length;
+    ++op_of(op)->in_flight;
+    op_of(op)->offset += length;
     conn->peer->links[conn->link].bytes += length;
     return 0;
 }
@@ -1499,21 +1502,22 @@ static struct ready *take_ready(struct coll_async_verbs_peer *peer, uint64_t tag
 
 /* A SMALL, or a REJECT when a READY already says it does not fit. */
 static void send_small(struct coll_async_verbs *verbs, struct conn *conn,
-                       struct coll_async_verbs_op *op)
+                       struct coll_async_transfer *op)
 {
     struct coll_async_verbs_peer *peer = conn->peer;
-    struct ready *ready = take_ready(peer, op->tag);
+    struct ready *ready = take_ready(peer, op_of(op)->tag);
     struct small_note *note;
 
-    op->stage = STAGE_SENT;
+    op_of(op)->stage = STAGE_SENT;
     if (NULL != ready) {
         uint64_t capacity = ready->capacity;
         uint32_t id = ready->id;
 
         free(ready);
-        if (op->length > capacity) {
+        if (op_of(op)->length > capacity) {
             op_set_error(op, -EMSGSIZE, too_long);
-            (void) send_control(verbs, conn, MSG_REJECT, op->tag, op->length, id, EMSGSIZE);
+            (void) send_control(verbs, conn, MSG_REJECT, op_of(op)->tag, op_of(op)->length, id,
+                                EMSGSIZE);
             return;
         }
     } else {
@@ -1522,7 +1526,7 @@ static void send_small(struct coll_async_verbs *verbs, struct conn *conn,
             peer_fail(verbs, peer, conn, "send", -ENOMEM);
             return;
         }
-        note->tag = op->tag;
+        note->tag = op_of(op)->tag;
         note->seq = peer->sent0;
         note->next = peer->notes;
         peer->notes = note;
@@ -1534,34 +1538,32 @@ static void send_small(struct coll_async_verbs *verbs, struct conn *conn,
  * send completes once its sends complete (at once for control messages), or
  * with the peer's error when posting failed it. */
 static void send_next(struct coll_async_verbs *verbs, struct conn *conn,
-                      struct coll_async_verbs_op *op)
+                      struct coll_async_transfer *op)
 {
     struct coll_async_verbs_peer *peer = conn->peer;
 
-    switch (op->stage) {
+    switch (op_of(op)->stage) {
     case STAGE_READY:
-        op->stage = STAGE_POSTED;
+        op_of(op)->stage = STAGE_POSTED;
         (void) send_ready(verbs, conn, op);
         return; /* on failure, the peer's failure ended it */
-    case STAGE_EAGER:
-        op->stage = STAGE_SENT;
-        (void) send_payload(verbs, conn, MSG_EAGER, op);
-        break;
     case STAGE_SMALL:
         send_small(verbs, conn, op);
         break;
     case STAGE_START:
-        op->stage = STAGE_SENT;
-        if (0 == send_control(verbs, conn, MSG_START, op->tag, op->length, op->id, 0)) {
-            op->stage = STAGE_WRITING;
-            op->queued = true;
-            queue_push(&peer->writing, op);
+        op_of(op)->stage = STAGE_SENT;
+        if (0
+            == send_control(verbs, conn, MSG_START, op_of(op)->tag, op_of(op)->length,
+                            op_of(op)->id, 0)) {
+            op_of(op)->stage = STAGE_WRITING;
+            op_of(op)->queued = true;
+            coll_async_transfer_push(&peer->writing, op);
         }
         break;
     case STAGE_REJECT:
-        op->stage = STAGE_SENT;
-        (void) send_control(verbs, conn, MSG_REJECT, op->tag, op->length, op->id,
-                            (uint32_t) -op->result);
+        op_of(op)->stage = STAGE_SENT;
+        (void) send_control(verbs, conn, MSG_REJECT, op_of(op)->tag, op_of(op)->length,
+                            op_of(op)->id, (uint32_t) -op->result);
         break;
     default:
         return;
@@ -1581,9 +1583,9 @@ static void pump_outbox(struct coll_async_verbs *verbs, struct coll_async_verbs_
     }
     conn = peer->links[0].out;
     while (0 == peer->error && NULL != peer->outbox.head && conn_room(conn, false)) {
-        struct coll_async_verbs_op *op = queue_pop(&peer->outbox);
+        struct coll_async_transfer *op = coll_async_transfer_pop(&peer->outbox);
 
-        op->queued = false;
+        op_of(op)->queued = false;
         send_next(verbs, conn, op);
     }
 }
@@ -1611,17 +1613,17 @@ static void pump_credits(struct coll_async_verbs *verbs, struct coll_async_verbs
  * while it has credits, a free slot and fewer than CHUNKS_PER_LINK in flight. */
 static void pump_chunks(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *peer)
 {
-    struct coll_async_verbs_op *op;
+    struct coll_async_transfer *op;
 
     while (0 == peer->error && NULL != (op = peer->writing.head)) {
-        const struct ready *ready = op->ready;
+        const struct ready *ready = op_of(op)->ready;
         int nlinks = peer->nlinks < ready->nkeys ? peer->nlinks : ready->nkeys;
         bool posted = false;
 
         for (int i = 0; i < nlinks && !posted; ++i) {
             int l = (peer->next_link + i) % nlinks;
             struct conn *conn;
-            size_t left = op->length - op->offset, chunk;
+            size_t left = op_of(op)->length - op_of(op)->offset, chunk;
 
             if (!link_usable(verbs, peer, l)) {
                 continue;
@@ -1634,10 +1636,10 @@ static void pump_chunks(struct coll_async_verbs *verbs, struct coll_async_verbs_
             if (0 != post_chunk(verbs, conn, op, chunk)) {
                 return;
             }
-            if (op->offset == op->length) {
-                (void) queue_pop(&peer->writing);
-                op->queued = false;
-                op->stage = STAGE_SENT;
+            if (op_of(op)->offset == op_of(op)->length) {
+                (void) coll_async_transfer_pop(&peer->writing);
+                op_of(op)->queued = false;
+                op_of(op)->stage = STAGE_SENT;
             }
             peer->next_link = (l + 1) % nlinks;
             posted = true;
@@ -1660,28 +1662,29 @@ static void kick(struct coll_async_verbs *verbs, struct coll_async_verbs_peer *p
 
 /* Bulk sends: starting once the READY is there */
 
-static void start_bulk(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op,
+static void start_bulk(struct coll_async_verbs *verbs, struct coll_async_transfer *op,
                        struct ready *ready)
 {
-    struct coll_async_verbs_peer *peer = op->peer;
+    struct coll_async_verbs_peer *peer = op_of(op)->peer;
     int rc;
 
-    op->id = ready->id;
-    op->stage = STAGE_REJECT;
-    if (op->length > ready->capacity || 0 == ready->nkeys) {
+    op_of(op)->id = ready->id;
+    op_of(op)->stage = STAGE_REJECT;
+    if (op_of(op)->length > ready->capacity || 0 == ready->nkeys) {
         op_set_error(op, -EMSGSIZE, too_long);
         free(ready);
-    } else if (0 != (rc = coll_async_verbs_cache_acquire(verbs->cache, op->buffer, op->length,
-                                                         (struct coll_async_verbs_cache_entry **)
-                                                             &op->registration))) {
+    } else if (0
+               != (rc = coll_async_verbs_cache_acquire(
+                       verbs->cache, op_of(op)->buffer, op_of(op)->length,
+                       (struct coll_async_verbs_cache_entry **) &op_of(op)->registration))) {
         op_set_error(op, rc, "verbs: could not register the buffer of a bulk send");
         free(ready);
     } else {
-        op->ready = ready;
-        op->stage = STAGE_START;
+        op_of(op)->ready = ready;
+        op_of(op)->stage = STAGE_START;
     }
-    op->queued = true;
-    queue_push(&peer->outbox, op);
+    op_of(op)->queued = true;
+    coll_async_transfer_push(&peer->outbox, op);
 }
 
 /* Receiving */
@@ -1705,17 +1708,17 @@ static void stage_unexpected(struct coll_async_verbs *verbs, struct conn *conn, 
 static void small_arrived(struct coll_async_verbs *verbs, struct conn *conn,
                           const struct header *header, const uint8_t *data)
 {
-    struct coll_async_verbs_op *op = receive_by_tag(conn->peer, header->tag);
+    struct coll_async_transfer *op = receive_by_tag(conn->peer, header->tag);
 
     if (NULL == op) {
         stage_unexpected(verbs, conn, header->tag, data, header->length);
         return;
     }
     op->bytes = header->length;
-    if (header->length > op->length) {
+    if (header->length > op_of(op)->length) {
         op_set_error(op, -EMSGSIZE, too_long);
     } else if (header->length > 0) {
-        memcpy(op->buffer, data, header->length);
+        memcpy(op_of(op)->buffer, data, header->length);
     }
     receive_end(verbs, op);
 }
@@ -1758,7 +1761,7 @@ static void ready_arrived(struct coll_async_verbs *verbs, struct conn *conn,
 {
     struct coll_async_verbs_peer *peer = conn->peer;
     struct ready *ready;
-    struct coll_async_verbs_op *op;
+    struct coll_async_transfer *op;
     uint32_t nkeys;
 
     if (body_length < 16 || (nkeys = coll_async_get_be32(body + 4)) > COLL_ASYNC_VERBS_MAX_PORTS
@@ -1782,14 +1785,14 @@ static void ready_arrived(struct coll_async_verbs *verbs, struct conn *conn,
     for (uint32_t l = 0; l < nkeys; ++l) {
         ready->rkeys[l] = coll_async_get_be32(body + 16 + 4 * l);
     }
-    for (op = peer->awaiting.head; NULL != op && op->tag != header->tag; op = op->next) {
+    for (op = peer->awaiting.head; NULL != op && op_of(op)->tag != header->tag; op = op->next) {
     }
     if (NULL == op) {
         ready->next = peer->readies;
         peer->readies = ready;
         return;
     }
-    queue_remove(&peer->awaiting, op);
+    coll_async_transfer_remove(&peer->awaiting, op);
     start_bulk(verbs, op, ready);
 }
 
@@ -1797,12 +1800,13 @@ static void start_arrived(struct coll_async_verbs *verbs, struct conn *conn,
                           const struct header *header, const uint8_t *body, size_t body_length,
                           bool rejected)
 {
-    struct coll_async_verbs_op *op =
+    struct coll_async_transfer *op =
         body_length >= 8 ? receive_by_id(conn->peer, coll_async_get_be32(body)) : NULL;
 
-    if (NULL == op || op->has_total
+    if (NULL == op || op_of(op)->has_total
         || (!rejected
-            && (header->length > op->length || header->length <= verbs->config.eager_limit))) {
+            && (header->length > op_of(op)->length
+                || header->length <= verbs->config.eager_limit))) {
         protocol_error(verbs, conn, rejected ? "a REJECT for no posted receive"
                                              : "a START for no posted receive, longer than it, "
                                                "or not above the eager limit");
@@ -1817,8 +1821,8 @@ static void start_arrived(struct coll_async_verbs *verbs, struct conn *conn,
         receive_end(verbs, op);
         return;
     }
-    op->has_total = true;
-    if (op->acked > op->bytes) {
+    op_of(op)->has_total = true;
+    if (op_of(op)->acked > op->bytes) {
         protocol_error(verbs, conn, "more bytes written than the START announced");
         return;
     }
@@ -1828,18 +1832,18 @@ static void start_arrived(struct coll_async_verbs *verbs, struct conn *conn,
 static void write_arrived(struct coll_async_verbs *verbs, struct conn *conn, uint32_t id,
                           uint32_t bytes)
 {
-    struct coll_async_verbs_op *op = receive_by_id(conn->peer, id);
+    struct coll_async_transfer *op = receive_by_id(conn->peer, id);
 
     if (NULL == op) {
         protocol_error(verbs, conn, "an RDMA write for no posted receive");
         return;
     }
-    if (bytes > op->length - op->acked) {
+    if (bytes > op_of(op)->length - op_of(op)->acked) {
         protocol_error(verbs, conn, "more bytes written than the receive holds");
         return;
     }
-    op->acked += bytes;
-    if (op->has_total && op->acked > op->bytes) {
+    op_of(op)->acked += bytes;
+    if (op_of(op)->has_total && op_of(op)->acked > op->bytes) {
         protocol_error(verbs, conn, "more bytes written than the START announced");
         return;
     }
@@ -1871,19 +1875,13 @@ static void message_arrived(struct coll_async_verbs *verbs, struct conn *conn,
         ++peer->received0;
         notes_seen(peer, header.seen);
     }
-    if ((MSG_EAGER == header.type || MSG_SMALL == header.type)
+    if (MSG_SMALL == header.type
         && (header.length != body_length || header.length > verbs->config.eager_limit)) {
         protocol_error(verbs, conn, "a message whose length is not what came, or above the "
                        "eager limit");
         return;
     }
     switch (header.type) {
-    case MSG_EAGER:
-        if (NULL != verbs->config.on_eager) {
-            verbs->config.on_eager(verbs->config.context, peer->id, header.tag, data + HEADER,
-                                   header.length);
-        }
-        return;
     case MSG_SMALL:
         small_arrived(verbs, conn, &header, data + HEADER);
         return;
@@ -2013,14 +2011,14 @@ static void receive_completed(struct coll_async_verbs *verbs, struct conn *conn,
 
 static void send_completed(struct coll_async_verbs *verbs, struct conn *conn, struct work *work)
 {
-    struct coll_async_verbs_op *op = work->op;
+    struct coll_async_transfer *op = work->op;
 
     if (work->write) {
         --conn->chunks;
     }
     slot_give_back(conn, work);
     if (NULL != op) {
-        --op->in_flight;
+        --op_of(op)->in_flight;
         send_try_done(verbs, op);
     }
     kick(verbs, conn->peer);
@@ -2095,8 +2093,9 @@ static void channel_events(struct coll_async_verbs *verbs, struct device *device
     }
 }
 
-int coll_async_verbs_progress(struct coll_async_verbs *verbs)
+static int verbs_progress(struct coll_async_transport *transport)
 {
+    struct coll_async_verbs *verbs = (struct coll_async_verbs *) transport;
     struct epoll_event events[COLL_ASYNC_VERBS_MAX_PORTS + 2];
     int n = epoll_wait(verbs->epfd, events, COLL_ASYNC_VERBS_MAX_PORTS + 2, 0);
     int work = n > 0 ? n : 0;
@@ -2118,19 +2117,19 @@ int coll_async_verbs_progress(struct coll_async_verbs *verbs)
     }
     reclaim(verbs);
     coll_async_verbs_cache_collect(verbs->cache);
-    return work + run_completions(verbs);
+    return work + coll_async_transfer_complete_all(&verbs->done);
 }
 
-int coll_async_verbs_fd(const struct coll_async_verbs *verbs)
+static int verbs_fd(const struct coll_async_transport *transport)
 {
-    return verbs->epfd;
+    return ((const struct coll_async_verbs *) transport)->epfd;
 }
 
 /* Posting */
 
 /* The peer an op may be posted to, or NULL with *rc set (and op->error when it failed). */
 static struct coll_async_verbs_peer *peer_for_op(struct coll_async_verbs *verbs, uint32_t id,
-                                                 struct coll_async_verbs_op *op, int *rc)
+                                                 struct coll_async_transfer *op, int *rc)
 {
     struct coll_async_verbs_peer *peer = peer_get(verbs, id);
 
@@ -2150,9 +2149,9 @@ static struct coll_async_verbs_peer *peer_for_op(struct coll_async_verbs *verbs,
     return peer;
 }
 
-static int post_outbox(struct coll_async_verbs *verbs, uint32_t id, uint64_t tag,
-                       const void *data, size_t length, struct coll_async_verbs_op *op,
-                       enum stage stage)
+/* A bulk send of at most eager_limit bytes: one SMALL message. */
+static int post_small(struct coll_async_verbs *verbs, uint32_t id, uint64_t tag,
+                      const void *data, size_t length, struct coll_async_transfer *op)
 {
     struct coll_async_verbs_peer *peer;
     int rc;
@@ -2160,31 +2159,23 @@ static int post_outbox(struct coll_async_verbs *verbs, uint32_t id, uint64_t tag
     if (NULL == (peer = peer_for_op(verbs, id, op, &rc))) {
         return rc;
     }
-    op_start(op, peer, tag, data, length, stage);
-    op->queued = true;
-    queue_push(&peer->outbox, op);
+    op_start(op, peer, tag, data, length, STAGE_SMALL);
+    op_of(op)->queued = true;
+    coll_async_transfer_push(&peer->outbox, op);
     kick(verbs, peer);
     return 0;
 }
 
-int coll_async_verbs_send_eager(struct coll_async_verbs *verbs, uint32_t id, uint64_t tag,
-                                const void *data, size_t length, struct coll_async_verbs_op *op)
+static int verbs_send(struct coll_async_transport *transport, uint32_t id, uint64_t tag,
+                      const void *data, size_t length, struct coll_async_transfer *op)
 {
-    if (length > verbs->config.eager_limit) {
-        return -EMSGSIZE;
-    }
-    return post_outbox(verbs, id, tag, data, length, op, STAGE_EAGER);
-}
-
-int coll_async_verbs_send_bulk(struct coll_async_verbs *verbs, uint32_t id, uint64_t tag,
-                               const void *data, size_t length, struct coll_async_verbs_op *op)
-{
+    struct coll_async_verbs *verbs = (struct coll_async_verbs *) transport;
     struct coll_async_verbs_peer *peer;
     struct ready *ready;
     int rc;
 
     if (length <= verbs->config.eager_limit) {
-        return post_outbox(verbs, id, tag, data, length, op, STAGE_SMALL);
+        return post_small(verbs, id, tag, data, length, op);
     }
     if (NULL == (peer = peer_for_op(verbs, id, op, &rc))) {
         return rc;
@@ -2194,8 +2185,8 @@ int coll_async_verbs_send_bulk(struct coll_async_verbs *verbs, uint32_t id, uint
     if (NULL != ready) {
         start_bulk(verbs, op, ready);
     } else {
-        op->queued = true;
-        queue_push(&peer->awaiting, op);
+        op_of(op)->queued = true;
+        coll_async_transfer_push(&peer->awaiting, op);
     }
     kick(verbs, peer);
     return 0;
@@ -2213,17 +2204,17 @@ static struct unexpected **find_unexpected(struct coll_async_verbs_peer *peer, u
 
 /* A receive posted after its SMALL came takes the staged copy; one too small
  * leaves it for a bigger one, as TCP's does. */
-static int recv_staged(struct coll_async_verbs *verbs, struct coll_async_verbs_op *op,
+static int recv_staged(struct coll_async_verbs *verbs, struct coll_async_transfer *op,
                        struct unexpected **p)
 {
     struct unexpected *u = *p;
 
-    if (u->length > op->length) {
+    if (u->length > op_of(op)->length) {
         return -EMSGSIZE;
     }
     *p = u->next;
     if (u->length > 0) {
-        memcpy(op->buffer, u->data, u->length);
+        memcpy(op_of(op)->buffer, u->data, u->length);
     }
     op->bytes = u->length;
     free(u);
@@ -2231,9 +2222,10 @@ static int recv_staged(struct coll_async_verbs *verbs, struct coll_async_verbs_o
     return 0;
 }
 
-int coll_async_verbs_recv_bulk(struct coll_async_verbs *verbs, uint32_t id, uint64_t tag,
-                               void *buffer, size_t length, struct coll_async_verbs_op *op)
+static int verbs_recv(struct coll_async_transport *transport, uint32_t id, uint64_t tag,
+                      void *buffer, size_t length, struct coll_async_transfer *op)
 {
+    struct coll_async_verbs *verbs = (struct coll_async_verbs *) transport;
     struct coll_async_verbs_peer *peer;
     struct unexpected **staged;
     int rc;
@@ -2259,25 +2251,26 @@ int coll_async_verbs_recv_bulk(struct coll_async_verbs *verbs, uint32_t id, uint
             coll_async_verbs_cache_release(verbs->cache, entry);
             return -EFAULT;
         }
-        op->registration = entry;
+        op_of(op)->registration = entry;
     }
     rc = receive_add(peer, op);
     if (0 != rc) {
-        if (NULL != op->registration) {
-            coll_async_verbs_cache_release(verbs->cache, op->registration);
+        if (NULL != op_of(op)->registration) {
+            coll_async_verbs_cache_release(verbs->cache, op_of(op)->registration);
         }
         return rc;
     }
-    op->queued = true;
-    queue_push(&peer->outbox, op);
+    op_of(op)->queued = true;
+    coll_async_transfer_push(&peer->outbox, op);
     kick(verbs, peer);
     return 0;
 }
 
 /* Addresses */
 
-int coll_async_verbs_address(const struct coll_async_verbs *verbs, void *blob, size_t size)
+static int verbs_address(const struct coll_async_transport *transport, void *blob, size_t size)
 {
+    const struct coll_async_verbs *verbs = (const struct coll_async_verbs *) transport;
     uint8_t *p = blob;
     size_t length = ADDRESS_HEADER + ADDRESS_PORT * (size_t) verbs->nports;
 
@@ -2332,9 +2325,10 @@ static int decode_address(const void *blob, size_t length, struct endpoint *endp
 
 /* Pairs ports the way both sides do alike: each of the lower id's ports, in order,
  * takes the first unused port of the higher id's on its subnet. */
-int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t id,
-                              const struct coll_async_key *key, const void *blob, size_t length)
+static int verbs_add_peer(struct coll_async_transport *transport, uint32_t id,
+                          const struct coll_async_key *key, const void *blob, size_t length)
 {
+    struct coll_async_verbs *verbs = (struct coll_async_verbs *) transport;
     struct endpoint theirs[COLL_ASYNC_VERBS_MAX_PORTS];
     bool used[COLL_ASYNC_VERBS_MAX_PORTS] = {false};
     struct coll_async_verbs_peer *peer;
@@ -2361,8 +2355,9 @@ int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t id,
             int mine = lower ? i : j, other = lower ? j : i;
             const struct port *port = &verbs->ports[mine];
 
-            if (used[j] || !coll_async_ipv4_same_subnet(port->addr, port->prefix, theirs[other].addr,
-                                        theirs[other].prefix)) {
+            if (used[j]
+                || !coll_async_ipv4_same_subnet(port->addr, port->prefix, theirs[other].addr,
+                                                theirs[other].prefix)) {
                 continue;
             }
             used[j] = true;
@@ -2481,10 +2476,11 @@ static int registration_lasting(void *context, uintptr_t start, uintptr_t end)
     return start >= brk_now;
 }
 
-void coll_async_verbs_invalidate(struct coll_async_verbs *verbs, const void *address,
-                                 size_t length)
+static void verbs_release(struct coll_async_transport *transport, const void *address,
+                          size_t length)
 {
-    coll_async_verbs_cache_invalidate(verbs->cache, address, length);
+    coll_async_verbs_cache_invalidate(((struct coll_async_verbs *) transport)->cache, address,
+                                      length);
 }
 
 /* Set-up and teardown */
@@ -2687,6 +2683,20 @@ static int open_all(struct coll_async_verbs *verbs, char *why, size_t why_len)
     return 0;
 }
 
+static void verbs_destroy(struct coll_async_transport *transport);
+
+static const struct coll_async_transport_ops verbs_ops = {
+    .name = "verbs",
+    .destroy = verbs_destroy,
+    .progress = verbs_progress,
+    .fd = verbs_fd,
+    .address = verbs_address,
+    .add_peer = verbs_add_peer,
+    .send = verbs_send,
+    .recv = verbs_recv,
+    .release = verbs_release,
+};
+
 int coll_async_verbs_create(struct coll_async_verbs **out,
                             const struct coll_async_verbs_config *config, char *why,
                             size_t why_len)
@@ -2711,6 +2721,7 @@ int coll_async_verbs_create(struct coll_async_verbs **out,
         snprintf(why, why_len, "out of memory");
         return -ENOMEM;
     }
+    verbs->transport.ops = &verbs_ops;
     verbs->config = *config;
     config_defaults(&verbs->config);
     verbs->refusals.say = config->on_refused;
@@ -2724,7 +2735,7 @@ int coll_async_verbs_create(struct coll_async_verbs **out,
     }
     rc = open_all(verbs, why, why_len);
     if (0 != rc) {
-        coll_async_verbs_destroy(verbs);
+        verbs_destroy(&verbs->transport);
         return rc;
     }
     *out = verbs;
@@ -2754,15 +2765,14 @@ static void close_ports(struct coll_async_verbs *verbs)
     }
 }
 
-void coll_async_verbs_destroy(struct coll_async_verbs *verbs)
+static void verbs_destroy(struct coll_async_transport *transport)
 {
-    if (NULL == verbs) {
-        return;
-    }
+    struct coll_async_verbs *verbs = (struct coll_async_verbs *) transport;
+
     for (struct coll_async_verbs_peer *peer = verbs->all_peers; NULL != peer; peer = peer->next) {
         peer_fail(verbs, peer, NULL, "transport closed", -ECANCELED);
     }
-    run_completions(verbs);
+    coll_async_transfer_complete_all(&verbs->done);
     while (NULL != verbs->conns) {
         struct conn *conn = verbs->conns;
 

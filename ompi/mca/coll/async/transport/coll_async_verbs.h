@@ -10,9 +10,10 @@
 /*
  * coll/async: the verbs RC transport (rdma-core).
  *
- * The same service as the TCP transport (coll_async_tcp.h), so the mapper can
- * put either behind a peer: eager messages handed to a callback, and bulk
- * transfers matched by (peer, tag). What differs is underneath:
+ * The same service as the TCP transport (coll_async_tcp.h), behind the same
+ * interface (coll_async_transport.h, coll_async_verbs_transport), so the mapper
+ * can put either behind a peer: bulk transfers matched by (peer, tag). What
+ * differs is underneath:
  *
  *  - ports: every active port of every device the filter keeps, each with its
  *    own protection domain and completion queue (a completion channel per device,
@@ -29,11 +30,11 @@
  *    has not proved itself delivers nothing, cannot RDMA-write here, learns no
  *    buffer address or key, is held at most connect_timeout_ms and among at most
  *    max_unproven, and is closed and reported (on_refused) when it fails;
- *  - eager messages: SENDs into receive buffers the receiver posted in advance,
- *    with credits (the sender never sends more than the receiver posted; credits
+ *  - messages: SENDs into receive buffers the receiver posted in advance, with
+ *    credits (the sender never sends more than the receiver posted; credits
  *    come back with the receiver's own messages, or alone when it has none);
- *  - bulk transfers of at most eager_limit bytes: one SEND, copied once into the
- *    posted receive, or staged until it is posted (as TCP's);
+ *  - bulk transfers of at most eager_limit bytes: one such SEND, copied once
+ *    into the posted receive, or staged until it is posted (as TCP's);
  *  - longer bulk transfers: the receiver registers its buffer (through the
  *    registration cache) and, as soon as the receive is posted, tells the sender
  *    where it is (a "ready": address, capacity, rkey per port); the sender, once
@@ -70,15 +71,12 @@
 
 #include "coll_async_auth.h"
 #include "coll_async_refusals.h"
+#include "coll_async_transport.h"
 
 #define COLL_ASYNC_VERBS_MAX_PORTS 8
 #define COLL_ASYNC_VERBS_ADDRESS_MAX (4 + 24 * COLL_ASYNC_VERBS_MAX_PORTS) /* blob bytes */
-#define COLL_ASYNC_VERBS_PENDING 1 /* op status while in flight */
 
 struct coll_async_verbs;
-
-typedef void (*coll_async_verbs_eager_fn)(void *context, uint32_t peer, uint64_t tag,
-                                          const void *data, size_t length);
 
 /* One line about one connection refused ("verbs: refused a connection on rxe0:1
  * from 10.77.0.2 ...: why"), rate-limited as coll_async_refusals.h says. */
@@ -99,7 +97,7 @@ struct coll_async_verbs_config {
     const char *include, *exclude;
     uint32_t self, nprocs;    /* this process's id; ids are below nprocs */
     struct coll_async_key key; /* this process's: a connector proves it knows it */
-    size_t eager_limit;       /* largest eager message; 0: 8 KiB */
+    size_t eager_limit;       /* largest transfer sent as one message; 0: 8 KiB */
     size_t chunk_size;        /* bulk striping unit; 0: 512 KiB */
     int max_ports;            /* ports one transfer stripes over; 0: all */
     int connect_timeout_ms;   /* 0: 10 s; also how long an accepted connection may
@@ -107,81 +105,36 @@ struct coll_async_verbs_config {
     int max_unproven;         /* accepted connections not proven yet; more are
                                * rejected; 0: 128 */
     size_t cache_bytes;       /* registration cache capacity; 0: 256 MiB */
-    bool uncached;            /* nothing reports freed memory (invalidate is never
-                               * called): register for each transfer only */
-    coll_async_verbs_eager_fn on_eager; /* as coll_async_tcp_config's */
+    bool uncached;            /* nothing reports freed memory (the transport's release
+                               * is never called): register for each transfer only */
     coll_async_verbs_refused_fn on_refused; /* NULL: refusals go unsaid */
-    void *context;
-};
-
-/* An operation: the same contract as struct coll_async_tcp_op. */
-struct coll_async_verbs_op {
-    void (*complete)(struct coll_async_verbs_op *op);
-    void *context;
-    int status;
-    const char *error;
-    size_t bytes; /* bulk receive: the length the sender sent */
-
-    /* Private to the transport. */
-    struct coll_async_verbs_op *next;
-    struct coll_async_verbs_peer *peer;
-    uint64_t tag;
-    char *buffer;
-    size_t length;
-    size_t offset;      /* bulk send: next byte to hand to a link */
-    size_t acked;       /* bulk receive: bytes arrived */
-    void *registration; /* the cache entry registering buffer */
-    void *ready;        /* bulk send: where the receiver wants the data */
-    int in_flight;      /* work requests posted for it and not completed */
-    int result;
-    uint32_t id;        /* bulk receive: its transfer id; bulk send: the receiver's */
-    uint8_t stage;      /* what it waits for */
-    bool queued;        /* on one of the peer's queues */
-    bool has_total;     /* bulk receive: bytes is known */
+    void *context;                          /* on_refused's */
 };
 
 /* Lists the ports the filter keeps (active ones only), at most max; the count, 0
- * when there is no RDMA device, or -EINVAL with a one-line reason in why. */
+ * when there is no RDMA device, -EINVAL with a one-line reason in why, or
+ * -ENODEV where the component was built without verbs (why says so). */
 int coll_async_verbs_discover(const char *include, const char *exclude,
                               struct coll_async_verbs_port_info *ports, int max, char *why,
                               size_t why_len);
 
-/* Opens the ports and starts listening. 0, -ENODEV when no port is usable, or
- * -errno; why says what failed. */
+/* Opens the ports and starts listening. 0, -ENODEV when no port is usable (or
+ * built without verbs), or -errno; why says what failed. */
 int coll_async_verbs_create(struct coll_async_verbs **verbs,
                             const struct coll_async_verbs_config *config, char *why,
                             size_t why_len);
 
-/* Closes everything; operations still in flight complete with -ECANCELED. */
-void coll_async_verbs_destroy(struct coll_async_verbs *verbs);
-
-/* This process's address blob; its length or -ENOSPC. */
-int coll_async_verbs_address(const struct coll_async_verbs *verbs, void *blob, size_t size);
-
-/* Tells the transport where peer is. Opens no connection. 0, -ENETUNREACH when
- * no port of ours shares an IP subnet with one of the peer's (the mapper then
- * uses TCP for it), -EINVAL (bad id or blob), -EEXIST or -ENOMEM. */
-int coll_async_verbs_add_peer(struct coll_async_verbs *verbs, uint32_t peer,
-                              const struct coll_async_key *key, const void *blob,
-                              size_t length);
-
-/* As the TCP transport's (a tag names one transfer at a time per direction);
- * -EHOSTUNREACH before add_peer. */
-int coll_async_verbs_send_eager(struct coll_async_verbs *verbs, uint32_t peer, uint64_t tag,
-                                const void *data, size_t length, struct coll_async_verbs_op *op);
-int coll_async_verbs_send_bulk(struct coll_async_verbs *verbs, uint32_t peer, uint64_t tag,
-                               const void *data, size_t length, struct coll_async_verbs_op *op);
-int coll_async_verbs_recv_bulk(struct coll_async_verbs *verbs, uint32_t peer, uint64_t tag,
-                               void *buffer, size_t length, struct coll_async_verbs_op *op);
-
-int coll_async_verbs_progress(struct coll_async_verbs *verbs);
-int coll_async_verbs_fd(const struct coll_async_verbs *verbs);
-
-/* Drops cached registrations overlapping [address, address + length): the
- * memory is being released (the component calls this from Open MPI's memory
- * release hook). Safe from any thread. */
-void coll_async_verbs_invalidate(struct coll_async_verbs *verbs, const void *address,
-                                 size_t length);
+/* The transport verbs is. add_peer: -ENETUNREACH when no port of ours shares an
+ * IP subnet with one of the peer's (the mapper then tries the next transport);
+ * it must be called for every peer that sends to this process too (credits and
+ * readies go back on this side's own QPs). send and recv: -EHOSTUNREACH before
+ * add_peer. release drops the cached registrations overlapping the range (the
+ * component calls it from Open MPI's memory release hook); safe from any
+ * thread. */
+static inline struct coll_async_transport *
+coll_async_verbs_transport(struct coll_async_verbs *verbs) {
+    return (struct coll_async_transport *) verbs; /* its first member */
+}
 
 /* The ports in use, for verbose output; how many (at most max). */
 int coll_async_verbs_ports(const struct coll_async_verbs *verbs,
