@@ -420,9 +420,9 @@ void tcp_conn_ack(struct coll_async_tcp *tcp, struct conn *conn)
                                 "%u, link %d: it did not prove it holds this process's key",
                                 conn->peer->id, conn->link);
         tcp_conn_fail(tcp, conn,
-                  "handshake: the accepting process did not prove it is the peer (another "
-                  "process at its address?)",
-                  -EACCES);
+                      "handshake: the accepting process did not prove it is the peer (another "
+                      "process at its address?)",
+                      -EACCES);
         return;
     }
     conn->state = CONN_ESTABLISHED;

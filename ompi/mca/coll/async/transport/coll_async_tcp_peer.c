@@ -368,9 +368,9 @@ void tcp_check_deadlines(struct coll_async_tcp *tcp)
 
             if (0 != link->deadline_ms && now >= link->deadline_ms) {
                 tcp_peer_fail(tcp, peer, l,
-                          link->waiting ? "no connection from the peer in time"
-                                        : "connection not established in time",
-                          -ETIMEDOUT);
+                              link->waiting ? "no connection from the peer in time"
+                                            : "connection not established in time",
+                              -ETIMEDOUT);
             }
         }
     }

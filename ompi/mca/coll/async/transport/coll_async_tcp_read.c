@@ -235,10 +235,10 @@ static int data_target(struct coll_async_tcp *tcp, struct conn *conn, char **dst
 
     if (0 != rc && -EAGAIN != rc) {
         tcp_conn_fail(tcp, conn,
-                  -EPROTO == rc ? "receive: a bulk transfer longer than the receive posted for "
-                                  "its tag, or of two lengths"
-                                : "receive",
-                  rc);
+                      -EPROTO == rc ? "receive: a bulk transfer longer than the receive posted for "
+                                      "its tag, or of two lengths"
+                                    : "receive",
+                      rc);
     }
     return rc;
 }
@@ -310,7 +310,8 @@ static void conn_closed(struct coll_async_tcp *tcp, struct conn *conn, int err)
 {
     if (CONN_ACCEPTED == conn->state) {
         tcp_refuse(tcp, conn,
-               0 == err ? "it closed before proving itself" : "it failed before proving itself");
+                   0 == err ? "it closed before proving itself"
+                            : "it failed before proving itself");
         return;
     }
     if (0 == err) {
