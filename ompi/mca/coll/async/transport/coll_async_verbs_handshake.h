@@ -33,7 +33,7 @@
  * PROOF with its own key only, so it can accept a job peer it has not added
  * yet; until PROOF has come, nothing from the queue pair is delivered, its
  * queue pair takes no RDMA write, and the connector holds only the credits the
- * proof needs (coll_async_verbs.c). A recorded handshake is of no use again:
+ * proof needs (coll_async_verbs_internal.h). A recorded handshake is of no use again:
  * the acceptor's nonce is new on every connection, and both tags cover it. The
  * labels keep one tag from standing for the other.
  *
