@@ -24,9 +24,11 @@
 
 #include "coll_async_collectives.h"
 #include "coll_async_compat.h"
+#include "coll_async_config.h"
 #include "coll_async_engine.h"
 #include "coll_async_hier.h"
 #include "coll_async_parse.h"
+#include "coll_async_say.h"
 #include "transport/coll_async_mapper.h"
 
 BEGIN_C_DECLS
@@ -85,12 +87,12 @@ typedef struct mca_coll_async_component_t {
     int mcast_min_nodes;
     size_t mcast_min_bytes;
 
-    /* ... and as understood by mca_coll_async_params_check() */
-    struct coll_async_cpuset progress_cpus;
+    /* ... and as understood by mca_coll_async_params_check(): the algorithms
+     * (read by the module's entry), and the settings it hands down. */
     enum coll_async_algorithm algorithm[COLL_ASYNC_NUM_FAMILIES];
-    enum coll_async_internode_alg internode[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
+    struct coll_async_config config;
 
-    int output; /* opal_output stream, at coll_async_verbose */
+    int output; /* mca_coll_async_output, for coll_async_network.c */
 } mca_coll_async_component_t;
 
 COLL_ASYNC_EXPORT extern mca_coll_async_component_t mca_coll_async_component;
@@ -115,21 +117,16 @@ typedef struct mca_coll_async_module_t {
 
 OBJ_CLASS_DECLARATION(mca_coll_async_module_t);
 
-/* coll_async_component.c: a help message from help-coll-async.txt, shown when
- * speaker (one process per job or communicator) or at verbose level 1 and above. */
-void mca_coll_async_show_help(bool speaker, const char *topic, ...);
-bool mca_coll_async_first_process(void);
-
-/* coll_async_params.c */
-int mca_coll_async_params_register(void);
-int mca_coll_async_params_check(void);
-/* The shared-memory channels' settings, from the parameters. */
-struct coll_async_channel_config mca_coll_async_channel_config(void);
+/* coll_async_params.c: the component's MCA parameters, registered into its
+ * fields; checked at open, where a bad value is said and component->config is
+ * filled from the rest. */
+int mca_coll_async_params_register(mca_coll_async_component_t *component);
+int mca_coll_async_params_check(mca_coll_async_component_t *component);
 
 /* coll_async_pvars.c: MPI_T counters coll_async_<collective>_<path>. */
 extern volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
 extern volatile int64_t mca_coll_async_reduce_local_calls; /* always native */
-int mca_coll_async_pvars_register(void);
+int mca_coll_async_pvars_register(const mca_base_component_t *component);
 
 static inline void mca_coll_async_count(enum coll_async_coll coll, enum coll_async_path path)
 {
@@ -137,13 +134,14 @@ static inline void mca_coll_async_count(enum coll_async_coll coll, enum coll_asy
 }
 
 /* coll_async_node.c: whether a process runs on this node (or virtual node), and
- * this node's topology, read once (from coll_async_topology_xml or the machine). */
+ * this node's topology, read once (from config's topology_xml or the machine) at
+ * topology_init, which also keeps config's virtual_nodes. */
 bool mca_coll_async_on_this_node(struct ompi_proc_t *proc);
 #define COLL_ASYNC_NODE_NAME_MAX 96
 void mca_coll_async_node_name(char *buf, size_t len); /* this node's, for the others */
 int mca_coll_async_node_numa(void); /* the NUMA domain of this process's binding */
 const struct coll_async_topology *mca_coll_async_node_topology(void); /* NULL: unknown */
-int mca_coll_async_node_topology_init(void);
+int mca_coll_async_node_topology_init(const struct coll_async_config *config);
 void mca_coll_async_node_topology_fini(void);
 void mca_coll_async_node_report(struct ompi_communicator_t *comm);
 
@@ -154,13 +152,15 @@ void mca_coll_async_node_report(struct ompi_communicator_t *comm);
  * reported (a help message from one rank, a verbose line), and all fall back.
  * node_part: the segment of one node's ranks of a communicator spanning nodes. */
 int mca_coll_async_segment_open(struct coll_async_channel *channel,
+                                const struct coll_async_channel_config *config,
                                 struct ompi_communicator_t *comm, const int *ranks, int count,
                                 int index, bool node_part);
 
 /* coll_async_hier.c: the hierarchy of a communicator that spans nodes, from the
  * modex (no message between the ranks but the shared memory of each node's);
  * NULL (after saying why at verbose level) when it cannot be built. */
-struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *comm);
+struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *comm,
+                                                const struct coll_async_config *config);
 void mca_coll_async_hier_close(struct coll_async_hier *hier);
 
 /* coll_async_hier_multicast.c: whether hier's bcasts use a multicast group (every
@@ -168,7 +168,8 @@ void mca_coll_async_hier_close(struct coll_async_hier *hier);
  * the verbose line on bcast (others: what runs instead); leaving the group once
  * every leader has finished with it. */
 int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
-                                       struct ompi_communicator_t *comm);
+                                       struct ompi_communicator_t *comm,
+                                       const struct coll_async_config *config);
 int mca_coll_async_hier_multicast_describe(const struct coll_async_hier *hier, const char *others,
                                            char *buf, size_t len);
 void mca_coll_async_hier_multicast_close(struct coll_async_hier *hier);
@@ -182,7 +183,7 @@ mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *co
                                                   int *priority);
 
 /* coll_async_placement.c: resolves coll_async_progress_cpus for the engine, once. */
-void mca_coll_async_place_progress_thread(void);
+void mca_coll_async_place_progress_thread(const struct coll_async_config *config);
 
 /* coll_async_dispatch.c: installs the entry points of every collective. */
 void mca_coll_async_dispatch_install(mca_coll_base_module_t *module);

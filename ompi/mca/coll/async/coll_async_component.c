@@ -16,19 +16,11 @@
 
 #include "ompi_config.h"
 
-#include <dlfcn.h>
-#include <stdarg.h>
-#include <libgen.h>
-#include <string.h>
-
-#include "opal/util/output.h"
-#include "opal/util/proc.h"
-#include "opal/util/show_help.h"
-
 #include "coll_async.h"
 #include "coll_async_card.h"
 #include "coll_async_network.h"
 #include "coll_async_request.h"
+#include "coll_async_say.h"
 
 const char *mca_coll_async_component_version_string =
     "Open MPI async collective MCA component version " OMPI_VERSION;
@@ -37,18 +29,6 @@ static int async_register(void);
 static int async_open(void);
 static int async_close(void);
 static int async_init_query(bool enable_progress_threads, bool enable_mpi_threads);
-
-const char *const mca_coll_async_coll_names[COLL_ASYNC_NUM_COLLS] = {
-#define COLL_NAME(U, l) [COLL_ASYNC_##U] = #l, [COLL_ASYNC_I##U] = "i" #l, \
-                        [COLL_ASYNC_##U##_INIT] = #l "_init",
-    COLL_ASYNC_FAMILIES(COLL_NAME)
-#undef COLL_NAME
-};
-
-const char *const mca_coll_async_path_names[COLL_ASYNC_NUM_PATHS] = {
-    [COLL_ASYNC_PATH_DELEGATED] = "delegated",
-    [COLL_ASYNC_PATH_NATIVE] = "native",
-};
 
 mca_coll_async_component_t mca_coll_async_component = {
     .super = {
@@ -70,58 +50,16 @@ mca_coll_async_component_t mca_coll_async_component = {
     .output = -1,
 };
 
-/*
- * The help text is installed next to the component, which may not be Open MPI's
- * data directory (a component in ~/.openmpi/components, say), so the component
- * adds its own directory to the places Open MPI looks for help files.
- */
-static void add_help_dir(void)
-{
-    Dl_info info;
-    char *path;
-
-    if (0 == dladdr(&mca_coll_async_component, &info) || NULL == info.dli_fname) {
-        return;
-    }
-    path = strdup(info.dli_fname);
-    if (NULL != path) {
-        opal_show_help_add_dir(dirname(path));
-        free(path);
-    }
-}
-
-/*
- * Open MPI 4.1 loses help messages that several processes send to mpirun at the
- * same moment (its PMIx log relay fails to unpack them), so one process speaks
- * for the others; the rest repeat the message only when asked to be verbose.
- */
-void mca_coll_async_show_help(bool speaker, const char *topic, ...)
-{
-    va_list args;
-
-    if (!speaker && mca_coll_async_component.verbose < 1) {
-        return;
-    }
-    va_start(args, topic);
-    opal_show_vhelp("help-coll-async.txt", topic, true, args);
-    va_end(args);
-}
-
-bool mca_coll_async_first_process(void)
-{
-    return 0 == OPAL_PROC_MY_NAME.vpid;
-}
-
 static int async_register(void)
 {
     int rc;
 
-    add_help_dir();
-    rc = mca_coll_async_params_register();
+    mca_coll_async_say_init();
+    rc = mca_coll_async_params_register(&mca_coll_async_component);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    return mca_coll_async_pvars_register();
+    return mca_coll_async_pvars_register(&mca_coll_async_component.super.collm_version);
 }
 
 /* What checking the parameters found, at open: the transports opened there
@@ -132,16 +70,15 @@ static int async_open(void)
 {
     int rc;
 
-    mca_coll_async_component.output = opal_output_open(NULL);
-    opal_output_set_verbosity(mca_coll_async_component.output,
-                              mca_coll_async_component.verbose);
-    params_rc = mca_coll_async_params_check();
+    /* coll_async_network.c still reads the stream from the component. */
+    mca_coll_async_component.output = mca_coll_async_say_open(mca_coll_async_component.verbose);
+    params_rc = mca_coll_async_params_check(&mca_coll_async_component);
     rc = mca_coll_async_requests_init();
     if (OMPI_SUCCESS != params_rc) {
         return rc;
     }
     if (OMPI_SUCCESS == rc) {
-        rc = mca_coll_async_node_topology_init(); /* the NUMA domain the card carries */
+        rc = mca_coll_async_node_topology_init(&mca_coll_async_component.config); /* the NUMA domain the card carries */
     }
     if (OMPI_SUCCESS == rc) {
         rc = mca_coll_async_card_init();
@@ -160,10 +97,8 @@ static int async_close(void)
     mca_coll_async_card_fini();
     mca_coll_async_requests_fini();
     mca_coll_async_node_topology_fini();
-    if (mca_coll_async_component.output >= 0) {
-        opal_output_close(mca_coll_async_component.output);
-        mca_coll_async_component.output = -1;
-    }
+    mca_coll_async_say_close();
+    mca_coll_async_component.output = -1;
     return OMPI_SUCCESS;
 }
 
@@ -171,5 +106,7 @@ static int async_init_query(bool enable_progress_threads, bool enable_mpi_thread
 {
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
-    return OMPI_SUCCESS == params_rc ? mca_coll_async_node_topology_init() : params_rc;
+    return OMPI_SUCCESS == params_rc
+               ? mca_coll_async_node_topology_init(&mca_coll_async_component.config)
+               : params_rc;
 }

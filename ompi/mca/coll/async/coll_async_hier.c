@@ -147,14 +147,14 @@ static int node_leaders(const struct coll_async_topology_node *n, int most, int 
 }
 
 static int choose_leaders(struct coll_async_hier *hier,
-                          const struct coll_async_topology_place *places)
+                          const struct coll_async_topology_place *places, int most)
 {
     const struct coll_async_topology *topo = mca_coll_async_node_topology();
     struct coll_async_topology_hierarchy *tree = NULL;
     struct coll_async_topology_node_desc *descs = calloc(hier->node_count, sizeof(*descs));
     int nic_count = NULL != topo ? topo->nic_count : 0;
     int *nic_numa = calloc(nic_count + 1, sizeof(int));
-    int most = mca_coll_async_component.leaders, rc = -ENOMEM;
+    int rc = -ENOMEM;
 
     for (int i = 0; i < nic_count && NULL != nic_numa; ++i) {
         nic_numa[i] = topo->nics[i].numa;
@@ -216,7 +216,8 @@ static void join_group(struct coll_async_hier *hier)
 }
 
 /* The shared-memory channel of this node's ranks, when there are several. */
-static int open_local(struct coll_async_hier *hier, struct ompi_communicator_t *comm)
+static int open_local(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
+                      const struct coll_async_channel_config *channel)
 {
     int count = coll_async_hier_node_size(hier, hier->node);
 
@@ -224,7 +225,7 @@ static int open_local(struct coll_async_hier *hier, struct ompi_communicator_t *
         return OMPI_SUCCESS;
     }
     if (OMPI_SUCCESS
-        != mca_coll_async_segment_open(&hier->local, comm,
+        != mca_coll_async_segment_open(&hier->local, channel, comm,
                                        &hier->node_ranks[hier->node_first[hier->node]], count,
                                        hier->local_rank, true)) {
         return OMPI_ERROR;
@@ -262,7 +263,7 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
     int over_verbs = 0, over_tcp = 0;
     size_t used = 0;
 
-    if (opal_output_get_verbosity(mca_coll_async_component.output) < level) {
+    if (opal_output_get_verbosity(mca_coll_async_output) < level) {
         return;
     }
     for (int slot = 0; slot < hier->slots && used < sizeof(leaders); ++slot) {
@@ -278,7 +279,7 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
             over_tcp += 0 == strcmp("tcp", via);
         }
     }
-    opal_output_verbose(level, mca_coll_async_component.output,
+    opal_output_verbose(level, mca_coll_async_output,
                         "coll:async: %s (cid %u, size %d, rank %d): %d nodes, %d ranks on "
                         "this one (shared memory), %d leader%s per node (here ranks %s: one "
                         "per NIC, at most coll_async_leaders); ranks elsewhere reached over "
@@ -297,7 +298,7 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
     coll_async_internode_describe(COLL_ASYNC_INTERNODE_ALLGATHER,
                                   hier->internode[COLL_ASYNC_INTERNODE_FOR_ALLGATHER],
                                   hier->node_count, allgather, sizeof(allgather));
-    opal_output_verbose(level, mca_coll_async_component.output,
+    opal_output_verbose(level, mca_coll_async_output,
                         "coll:async: %s (cid %u): between %d nodes: allreduce %s (split over "
                         "the leaders from %zu B); bcast %s; allgather %s; reduce binomial; "
                         "barrier dissemination",
@@ -307,6 +308,7 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
 
 /* The hierarchy's data, before the shared memory of this node. */
 static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
+                 const struct coll_async_config *config,
                  const struct coll_async_topology_place *places, const char **why)
 {
     struct ompi_proc_t **procs = calloc(hier->size, sizeof(*procs));
@@ -316,8 +318,8 @@ static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
     hier->cid = coll_async_comm_cid(comm);
     hier->net = mca_coll_async_network();
     hier->tag_base = (uint64_t) coll_async_comm_cid(comm) << 40;
-    hier->multi_leader_bytes = mca_coll_async_component.multi_leader_bytes;
-    memcpy(hier->internode, mca_coll_async_component.internode, sizeof(hier->internode));
+    hier->multi_leader_bytes = config->multi_leader_bytes;
+    memcpy(hier->internode, config->internode, sizeof(hier->internode));
     group_by_node(hier, places);
     if (NULL == procs) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -332,15 +334,16 @@ static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
         return rc;
     }
     *why = "the leaders could not be chosen";
-    if (0 != choose_leaders(hier, places)) {
+    if (0 != choose_leaders(hier, places, config->leaders)) {
         return OMPI_ERROR;
     }
     join_group(hier);
     *why = "out of memory";
-    return mca_coll_async_hier_multicast_open(hier, comm);
+    return mca_coll_async_hier_multicast_open(hier, comm, config);
 }
 
-struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *comm)
+struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *comm,
+                                                const struct coll_async_config *config)
 {
     int size = ompi_comm_size(comm), node_count = 0, rc;
     struct coll_async_topology_place *places = calloc(size, sizeof(*places));
@@ -357,23 +360,23 @@ struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *com
         hier->size = size;
         hier->rank = ompi_comm_rank(comm);
         hier->node_count = node_count;
-        rc = build(hier, comm, places, &why);
+        rc = build(hier, comm, config, places, &why);
     }
     free(places);
     if (OMPI_SUCCESS == rc) {
         why = "no shared memory for the ranks of this node";
-        rc = open_local(hier, comm);
+        rc = open_local(hier, comm, &config->channel);
     }
     if (OMPI_SUCCESS == rc) {
         report(hier, comm);
-        if (mca_coll_async_component.profile_ring) {
+        if (config->profile_ring) {
             (void) mca_coll_async_profile_ring(comm, hier);
         }
         return hier;
     }
     /* Every rank meets the same cause, as they read the same modex; but for a
      * failure of this node's shared memory, which its ranks meet together. */
-    opal_output_verbose(1, mca_coll_async_component.output,
+    opal_output_verbose(1, mca_coll_async_output,
                         "coll:async: %s (cid %u, size %d): spans nodes, but %s: delegated",
                         comm->c_name, coll_async_comm_cid(comm), size, why);
     mca_coll_async_hier_close(hier);

@@ -30,6 +30,8 @@
 #include "coll_async_multicast.h"
 #include "transport/coll_async_mapper.h"
 
+struct coll_async_op;
+
 #define COLL_ASYNC_HIER_MAX_SLOTS 8
 
 /* The families whose algorithm between nodes a parameter can force. */

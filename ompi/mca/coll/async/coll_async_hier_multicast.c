@@ -56,9 +56,8 @@ static bool leaders_have_verbs(const struct coll_async_hier *hier)
 }
 
 /* multicast_from, and why multicast is off when it was asked for (or NULL). */
-static const char *choose(struct coll_async_hier *hier)
+static const char *choose(struct coll_async_hier *hier, const struct coll_async_config *config)
 {
-    const mca_coll_async_component_t *c = &mca_coll_async_component;
     enum coll_async_internode_alg alg = hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST];
 
     hier->multicast_from = SIZE_MAX;
@@ -73,9 +72,9 @@ static const char *choose(struct coll_async_hier *hier)
     }
     if (COLL_ASYNC_INTERNODE_MULTICAST == alg) {
         hier->multicast_from = 1;
-    } else if (0 < c->mcast_min_nodes && hier->node_count >= c->mcast_min_nodes
+    } else if (0 < config->multicast.min_nodes && hier->node_count >= config->multicast.min_nodes
                && leaders_have_verbs(hier)) {
-        hier->multicast_from = c->mcast_min_bytes;
+        hier->multicast_from = config->multicast.min_bytes;
     }
     return NULL;
 }
@@ -85,7 +84,7 @@ static void settled(void *context, bool usable, const char *what)
 {
     struct coll_async_hier *hier = context;
 
-    opal_output_verbose(level_of(hier), mca_coll_async_component.output,
+    opal_output_verbose(level_of(hier), mca_coll_async_output,
                         "coll:async: %s (cid %u): bcast between %d nodes %s: %s", hier->name,
                         hier->cid, hier->node_count,
                         usable ? "over multicast, every leader attached"
@@ -94,19 +93,19 @@ static void settled(void *context, bool usable, const char *what)
 }
 
 int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
-                                       struct ompi_communicator_t *comm)
+                                       struct ompi_communicator_t *comm,
+                                       const struct coll_async_config *settings)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
     struct coll_async_multicast_config config = {
-        .include = c->verbs_if_include,
-        .exclude = c->verbs_if_exclude,
-        .drop_fraction = c->mcast_drop_fraction,
+        .include = settings->multicast.include,
+        .exclude = settings->multicast.exclude,
+        .drop_fraction = settings->multicast.drop_fraction,
         .verbs_only = COLL_ASYNC_INTERNODE_AUTO == hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST],
         .settled = settled,
         .context = hier};
     const struct coll_async_card *first;
 
-    hier->multicast_off = choose(hier);
+    hier->multicast_off = choose(hier, settings);
     if (SIZE_MAX == hier->multicast_from || 0 != hier->slot) {
         return OMPI_SUCCESS;
     }
@@ -162,12 +161,12 @@ void mca_coll_async_hier_multicast_close(struct coll_async_hier *hier)
         coll_async_stream_init(&stream);
         coll_async_multicast_close_start(&call);
         if (OMPI_SUCCESS != coll_async_engine_run_driven(&op, NULL)) {
-            opal_output_verbose(1, mca_coll_async_component.output,
+            opal_output_verbose(1, mca_coll_async_output,
                                 "coll:async: %s (cid %u): the leaders' barrier before leaving "
                                 "the multicast group failed: %s", hier->name, hier->cid,
                                 NULL != call.error ? call.error : "between nodes");
         }
-        opal_output_verbose(level_of(hier), mca_coll_async_component.output,
+        opal_output_verbose(level_of(hier), mca_coll_async_output,
                             "coll:async: %s (cid %u): left the multicast group: %s", hier->name,
                             hier->cid, coll_async_multicast_summary(hier->multicast));
     }

@@ -138,29 +138,29 @@ static bool wanted(bool across_nodes)
  * module from inside its progress engine, where none could be awaited. */
 static void open_channel(mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
 {
-    struct coll_async_channel_config config = mca_coll_async_channel_config();
+    const struct coll_async_config *config = &mca_coll_async_component.config;
 
     if (1 == ompi_comm_size(comm)) {
         return;
     }
     if (!all_on_this_node(comm)) {
         if (wanted(true)) {
-            module->hier = mca_coll_async_hier_open(comm);
+            module->hier = mca_coll_async_hier_open(comm, config);
         }
         return;
     }
     if (!wanted(false)
-        || OMPI_SUCCESS != mca_coll_async_segment_open(&module->channel, comm, NULL,
+        || OMPI_SUCCESS != mca_coll_async_segment_open(&module->channel, &config->channel, comm, NULL,
                                                        ompi_comm_size(comm),
                                                        ompi_comm_rank(comm), false)) {
         return;
     }
     module->has_channel = true;
-    opal_output_verbose(0 == ompi_comm_rank(comm) ? 1 : 2, mca_coll_async_component.output,
+    opal_output_verbose(0 == ompi_comm_rank(comm) ? 1 : 2, mca_coll_async_output,
                         "coll:async: %s (cid %u, size %d, rank %d): shared memory, %zu-byte "
                         "slots written in %zu-byte pieces, large messages %s",
                         comm->c_name, coll_async_comm_cid(comm), ompi_comm_size(comm),
-                        ompi_comm_rank(comm), config.slot_size, config.piece_size,
+                        ompi_comm_rank(comm), config->channel.slot_size, config->channel.piece_size,
                         coll_async_mapper_single_copy(&module->channel)
                             ? "in one copy (CMA)"
                             : "pipelined through the slots");
@@ -207,7 +207,7 @@ static void report_paths(mca_coll_async_module_t *module, struct ompi_communicat
     int level = 0 == ompi_comm_rank(comm) ? 1 : 2;
     bool reported[COLL_ASYNC_NUM_COLLS] = {false};
 
-    if (opal_output_get_verbosity(mca_coll_async_component.output) < level) {
+    if (opal_output_get_verbosity(mca_coll_async_output) < level) {
         return;
     }
     for (int first = 0; first < COLL_ASYNC_NUM_COLLS; ++first) {
@@ -224,7 +224,7 @@ static void report_paths(mca_coll_async_module_t *module, struct ompi_communicat
                 reported[coll] = true;
             }
         }
-        opal_output_verbose(level, mca_coll_async_component.output,
+        opal_output_verbose(level, mca_coll_async_output,
                             "coll:async: %s (cid %u, size %d, rank %d): %s%s:%s", comm->c_name,
                             coll_async_comm_cid(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
                             0 == strcmp(where, "native") ? "" : "delegated to ", where, names);
@@ -236,7 +236,7 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     mca_coll_async_module_t *module = (mca_coll_async_module_t *) base;
 
     module->below = *comm->c_coll;
-    mca_coll_async_place_progress_thread();
+    mca_coll_async_place_progress_thread(&mca_coll_async_component.config);
     mca_coll_async_node_report(comm);
     open_channel(module, comm);
     for (int coll = 0; coll < COLL_ASYNC_NUM_COLLS; ++coll) {
@@ -255,7 +255,7 @@ mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *co
     mca_coll_async_module_t *module;
 
     if (OMPI_COMM_IS_INTER(comm)) {
-        opal_output_verbose(10, mca_coll_async_component.output,
+        opal_output_verbose(10, mca_coll_async_output,
                             "coll:async: %s (cid %u): intercommunicator, declined",
                             comm->c_name, coll_async_comm_cid(comm));
         return NULL;

@@ -35,11 +35,15 @@
 #include "coll_async.h"
 #include "coll_async_topology.h"
 
+/* coll_async_virtual_nodes and coll_async_topology_xml, handed at open. */
+static int virtual_nodes;
+static const char *topology_xml = "";
+
 /* World ranks per virtual node. */
 static int ranks_per_virtual_node(void)
 {
     int size = (int) ompi_process_info.num_procs;
-    int nodes = mca_coll_async_component.virtual_nodes;
+    int nodes = virtual_nodes;
 
     return (size + nodes - 1) / nodes;
 }
@@ -54,7 +58,7 @@ bool mca_coll_async_on_this_node(struct ompi_proc_t *proc)
     if (!OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
         return false;
     }
-    if (0 == mca_coll_async_component.virtual_nodes) {
+    if (0 == virtual_nodes) {
         return true;
     }
     return proc->super.proc_name.jobid == OMPI_PROC_MY_NAME->jobid
@@ -67,7 +71,7 @@ bool mca_coll_async_on_this_node(struct ompi_proc_t *proc)
  * size and this rank come from the launcher), before any communicator exists. */
 void mca_coll_async_node_name(char *buf, size_t len)
 {
-    if (mca_coll_async_component.virtual_nodes > 0) {
+    if (virtual_nodes > 0) {
         snprintf(buf, len, "%s#%d", ompi_process_info.nodename,
                  virtual_node_of(OMPI_PROC_MY_NAME->vpid));
     } else {
@@ -101,9 +105,12 @@ static int topology_from_file(const char *path)
     return OMPI_SUCCESS;
 }
 
-int mca_coll_async_node_topology_init(void)
+int mca_coll_async_node_topology_init(const struct coll_async_config *config)
 {
-    const char *path = mca_coll_async_component.topology_xml;
+    const char *path = config->topology_xml;
+
+    virtual_nodes = config->virtual_nodes;
+    topology_xml = NULL != path ? path : "";
 
     if (NULL != topology) {
         return OMPI_SUCCESS;
@@ -151,7 +158,7 @@ void mca_coll_async_node_topology_fini(void)
 
 static int node_count(void)
 {
-    if (0 == mca_coll_async_component.virtual_nodes) {
+    if (0 == virtual_nodes) {
         return coll_async_job_nodes();
     }
     /* Fewer than asked when the ranks run out first (4 ranks on 3 nodes: 2 + 2). */
@@ -164,15 +171,14 @@ void mca_coll_async_node_report(struct ompi_communicator_t *comm)
     char summary[512] = "unknown";
 
     if (comm != &ompi_mpi_comm_world.comm
-        || opal_output_get_verbosity(mca_coll_async_component.output) < 1) {
+        || opal_output_get_verbosity(mca_coll_async_output) < 1) {
         return;
     }
     if (NULL != topology) {
         coll_async_topology_summary(topology, node_count(), summary, sizeof(summary));
     }
-    opal_output_verbose(0 == ompi_comm_rank(comm) ? 1 : 2, mca_coll_async_component.output,
+    opal_output_verbose(0 == ompi_comm_rank(comm) ? 1 : 2, mca_coll_async_output,
                         "coll:async: topology (%s): %s",
-                        '\0' != mca_coll_async_component.topology_xml[0]
-                            ? mca_coll_async_component.topology_xml : "this machine",
+                        '\0' != topology_xml[0] ? topology_xml : "this machine",
                         summary);
 }

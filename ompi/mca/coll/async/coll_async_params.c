@@ -49,10 +49,14 @@ const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS] = {
 #define TCP_STAGING_RANGE "65536 (64 KiB) to 1099511627776 (1 TiB); default 67108864 (64 MiB)"
 _Static_assert(MAX_TIMEOUT_S == 2147483, "MAX_TIMEOUT_TEXT says MAX_TIMEOUT_S");
 
+/* The component whose fields the parameters are registered into (the one
+ * Open MPI loaded), from register on. */
+static mca_coll_async_component_t *component;
+
 static int register_var(const char *name, const char *help, mca_base_var_type_t type,
                         mca_base_var_info_lvl_t level, void *storage)
 {
-    return mca_base_component_var_register(&mca_coll_async_component.super.collm_version,
+    return mca_base_component_var_register(&component->super.collm_version,
                                            name, help, type, NULL, 0,
                                            MCA_BASE_VAR_FLAG_SETTABLE, level,
                                            MCA_BASE_VAR_SCOPE_ALL, storage);
@@ -72,17 +76,17 @@ static int register_algorithm(enum coll_async_family family)
              "delegate: always hand the call to the coll component selected below this one.",
              coll_async_family_name(family), values);
 
-    mca_coll_async_component.algorithm_value[family] =
+    component->algorithm_value[family] =
         (char *) mca_coll_async_algorithm_names[COLL_ASYNC_ALG_AUTO];
     rc = register_var(name, help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
-                      &mca_coll_async_component.algorithm_value[family]);
+                      &component->algorithm_value[family]);
     return rc < 0 ? rc : OMPI_SUCCESS;
 }
 
 /* The shared-memory transport and the small-reduction modes. */
 static int register_shm(void)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
+    mca_coll_async_component_t *c = component;
     int rc;
 
     /* 256 KiB measured best of 32-256 KiB at 2 ranks from 512 KiB to 4 MiB (fewer
@@ -216,7 +220,7 @@ static void internode_values(int family, char *buf, size_t len)
 /* When auto takes multicast for bcast, and forced loss for tests. */
 static int register_multicast(void)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
+    mca_coll_async_component_t *c = component;
     int rc;
 
     /* Not measured: in the soft-RoCE guest (CPU-bound emulation) multicast never
@@ -259,7 +263,7 @@ static int register_multicast(void)
 /* Between nodes: the TCP transport, the leaders, the algorithms. */
 static int register_network(void)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
+    mca_coll_async_component_t *c = component;
     int rc;
 
     c->tcp_if_include = "";
@@ -380,9 +384,9 @@ static int register_network(void)
     return rc < 0 ? rc : OMPI_SUCCESS;
 }
 
-int mca_coll_async_params_register(void)
+int mca_coll_async_params_register(mca_coll_async_component_t *c)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
+    component = c;
     int rc;
 
     c->priority = DEFAULT_PRIORITY;
@@ -469,7 +473,7 @@ static bool in_range(const char *name, int value, int min, int max, const char *
  * overflow its length or make no sense are refused with their valid range. */
 static int check_shm(void)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
+    mca_coll_async_component_t *c = component;
     char given[32];
     int rc = OMPI_SUCCESS;
 
@@ -498,13 +502,35 @@ static int check_shm(void)
     return rc;
 }
 
-int mca_coll_async_params_check(void)
+/* The settings handed down (coll_async_config.h), from the checked values. */
+static void fill_config(const mca_coll_async_component_t *c, struct coll_async_config *config)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
+    config->channel = (struct coll_async_channel_config){
+        .slot_size = c->shm_slot_size,
+        /* A piece larger than the slot (the default with small slots) is the slot. */
+        .piece_size = 0 == c->shm_piece_size || c->shm_piece_size > c->shm_slot_size
+                          ? c->shm_slot_size : c->shm_piece_size,
+        .cma = c->shm_cma,
+        .setup_timeout_ms = (unsigned) c->shm_setup_timeout * 1000u};
+    config->virtual_nodes = c->virtual_nodes;
+    config->topology_xml = NULL != c->topology_xml ? c->topology_xml : "";
+    config->progress_cpus_value = c->progress_cpus_value;
+    config->leaders = c->leaders;
+    config->multi_leader_bytes = c->multi_leader_bytes;
+    config->profile_ring = c->profile_ring;
+    config->multicast.include = c->verbs_if_include;
+    config->multicast.exclude = c->verbs_if_exclude;
+    config->multicast.drop_fraction = c->mcast_drop_fraction;
+    config->multicast.min_nodes = c->mcast_min_nodes;
+    config->multicast.min_bytes = c->mcast_min_bytes;
+}
+
+int mca_coll_async_params_check(mca_coll_async_component_t *c)
+{
     char why[256], values[128];
     int rc = OMPI_SUCCESS, mode;
 
-    if (0 != coll_async_parse_cpus(c->progress_cpus_value, &c->progress_cpus,
+    if (0 != coll_async_parse_cpus(c->progress_cpus_value, &c->config.progress_cpus,
                                    why, sizeof(why))) {
         mca_coll_async_show_help(mca_coll_async_first_process(), "bad cpu list",
                                  c->progress_cpus_value, why);
@@ -549,7 +575,7 @@ int mca_coll_async_params_check(void)
         char name[64];
 
         if (alg >= 0 && (internode_families[family].algs & (1u << alg))) {
-            c->internode[family] = (enum coll_async_internode_alg) alg;
+            c->config.internode[family] = (enum coll_async_internode_alg) alg;
             continue;
         }
         internode_values(family, values, sizeof(values));
@@ -587,18 +613,6 @@ int mca_coll_async_params_check(void)
                                  "a fraction from 0 (no loss) to 1");
         rc = OMPI_ERR_BAD_PARAM;
     }
+    fill_config(c, &c->config);
     return rc;
-}
-
-struct coll_async_channel_config mca_coll_async_channel_config(void)
-{
-    mca_coll_async_component_t *c = &mca_coll_async_component;
-
-    return (struct coll_async_channel_config){
-        .slot_size = c->shm_slot_size,
-        /* A piece larger than the slot (the default with small slots) is the slot. */
-        .piece_size = 0 == c->shm_piece_size || c->shm_piece_size > c->shm_slot_size
-                          ? c->shm_slot_size : c->shm_piece_size,
-        .cma = c->shm_cma,
-        .setup_timeout_ms = (unsigned) c->shm_setup_timeout * 1000u};
 }

@@ -130,7 +130,7 @@ static hwloc_const_cpuset_t allowed_cpus(void)
  * rank says which ones are dropped: nodes may differ, so this is a warning,
  * and the component runs on every node alike.
  */
-static void keep_cpus_here(struct coll_async_cpuset *where)
+static void keep_cpus_here(struct coll_async_cpuset *where, const char *given)
 {
     hwloc_const_cpuset_t allowed = allowed_cpus();
     hwloc_bitmap_t missing;
@@ -158,7 +158,7 @@ static void keep_cpus_here(struct coll_async_cpuset *where)
     if (!hwloc_bitmap_iszero(missing) && 0 <= hwloc_bitmap_list_asprintf(&missing_text, missing)
         && 0 <= hwloc_bitmap_list_asprintf(&allowed_text, allowed)) {
         mca_coll_async_show_help(0 == ompi_process_info.my_local_rank, "cpus not here",
-                                 mca_coll_async_component.progress_cpus_value, missing_text,
+                                 given, missing_text,
                                  ompi_process_info.nodename, allowed_text,
                                  any_left ? "The progress thread runs on the others."
                                           : "The progress thread is not pinned.");
@@ -180,10 +180,10 @@ static bool node_oversubscribed(void)
     return cpus > 0 && (int) ompi_process_info.num_local_peers + 1 > cpus;
 }
 
-void mca_coll_async_place_progress_thread(void)
+void mca_coll_async_place_progress_thread(const struct coll_async_config *config)
 {
     static bool placed = false;
-    struct coll_async_cpuset where = mca_coll_async_component.progress_cpus;
+    struct coll_async_cpuset where = config->progress_cpus;
 
     if (placed) {
         return;
@@ -198,15 +198,15 @@ void mca_coll_async_place_progress_thread(void)
             where.mode = COLL_ASYNC_CPUS_LIST;
             where.bits[cpu / (8 * sizeof(unsigned long))] |= 1UL << (cpu % (8 * sizeof(unsigned long)));
         }
-        opal_output_verbose(2, mca_coll_async_component.output,
+        opal_output_verbose(2, mca_coll_async_output,
                             "coll:async: progress thread %s%d", cpu >= 0 ? "on cpu " : "unpinned ",
                             cpu);
     } else if (COLL_ASYNC_CPUS_LIST == where.mode) {
-        keep_cpus_here(&where);
+        keep_cpus_here(&where, config->progress_cpus_value);
     }
     coll_async_engine_configure(&where);
     if (node_oversubscribed()) {
-        opal_output_verbose(2, mca_coll_async_component.output,
+        opal_output_verbose(2, mca_coll_async_output,
                             "coll:async: more ranks than CPUs here: waiting ranks yield at once");
         coll_async_engine_oversubscribed(true);
     }

@@ -132,7 +132,7 @@ static int share(struct coll_async_hier *hier, uint64_t tag, double *bw)
         }
     }
     if (0 != rc) {
-        opal_output_verbose(1, mca_coll_async_component.output,
+        opal_output_verbose(1, mca_coll_async_output,
                             "coll:async: %s: sharing the measured bandwidths failed: %s",
                             hier->name, NULL != x.error ? x.error : strerror(-rc));
     }
@@ -179,7 +179,7 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
         used += (size_t) snprintf(line + used, sizeof(line) - used, "node %d -(%.0f MB/s)-> ",
                                   node, bw[node * hier->node_count + next] / 1e6);
     }
-    opal_output_verbose(0 == hier->rank ? 1 : 2, mca_coll_async_component.output,
+    opal_output_verbose(0 == hier->rank ? 1 : 2, mca_coll_async_output,
                         "coll:async: %s (cid %u): ring of leaders by measured bandwidth: %snode %d",
                         comm->c_name, coll_async_comm_cid(comm), line, hier->ring[0]);
 }

@@ -27,8 +27,8 @@
 volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
 volatile int64_t mca_coll_async_reduce_local_calls;
 
-static int register_counter(const char *name, const char *description,
-                            volatile int64_t *counter);
+static int register_counter(const mca_base_component_t *component, const char *name,
+                            const char *description, volatile int64_t *counter);
 
 static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
@@ -37,7 +37,7 @@ static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *o
     return OPAL_SUCCESS;
 }
 
-int mca_coll_async_pvars_register(void)
+int mca_coll_async_pvars_register(const mca_base_component_t *component)
 {
     static const char *const descriptions[COLL_ASYNC_NUM_PATHS] = {
         [COLL_ASYNC_PATH_DELEGATED] = "handed to the coll module selected below coll/async",
@@ -58,22 +58,22 @@ int mca_coll_async_pvars_register(void)
                              && COLL_ASYNC_PATH_NATIVE == path
                          ? " (each MPI_Start)"
                          : "");
-            rc = register_counter(name, description, &mca_coll_async_calls[coll][path]);
+            rc = register_counter(component, name, description, &mca_coll_async_calls[coll][path]);
             if (rc < 0) {
                 return rc;
             }
         }
     }
-    return register_counter("reduce_local_native",
+    return register_counter(component, "reduce_local_native",
                             "Number of MPI_Reduce_local calls in this process",
                             &mca_coll_async_reduce_local_calls);
 }
 
-static int register_counter(const char *name, const char *description,
-                            volatile int64_t *counter)
+static int register_counter(const mca_base_component_t *component, const char *name,
+                            const char *description, volatile int64_t *counter)
 {
     int rc = mca_base_component_pvar_register(
-        &mca_coll_async_component.super.collm_version, name, description, OPAL_INFO_LVL_4,
+        component, name, description, OPAL_INFO_LVL_4,
         MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
         MCA_BASE_VAR_BIND_NO_OBJECT,
         MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,

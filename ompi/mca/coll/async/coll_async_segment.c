@@ -105,10 +105,10 @@ static int identify(struct coll_async_shm_identity *id, struct ompi_communicator
 }
 
 int mca_coll_async_segment_open(struct coll_async_channel *channel,
+                                const struct coll_async_channel_config *config,
                                 struct ompi_communicator_t *comm, const int *ranks, int count,
                                 int index, bool node_part)
 {
-    struct coll_async_channel_config config = mca_coll_async_channel_config();
     struct coll_async_shm_failure failure = {.speaker = 0 == index};
     struct coll_async_shm_identity id;
     char path[sizeof("/dev/shm") + COLL_ASYNC_SHM_NAME_MAX] = "(none)";
@@ -121,12 +121,12 @@ int mca_coll_async_segment_open(struct coll_async_channel *channel,
         if (0 == index) {
             coll_async_remove_at_exit(path);
         }
-        rc = coll_async_mapper_open(channel, &id, count, index, &config, &failure);
+        rc = coll_async_mapper_open(channel, &id, count, index, config, &failure);
     }
     if (0 == rc) {
         return OMPI_SUCCESS;
     }
-    opal_output_verbose(failure.speaker ? 1 : 2, mca_coll_async_component.output,
+    opal_output_verbose(failure.speaker ? 1 : 2, mca_coll_async_output,
                         "coll:async: %s (cid %u, size %d, rank %d): no shared memory for its %d "
                         "ranks on this node (%s): %s", comm->c_name, coll_async_comm_cid(comm),
                         ompi_comm_size(comm), ompi_comm_rank(comm), count, path, failure.why);

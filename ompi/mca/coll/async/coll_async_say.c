@@ -1,0 +1,89 @@
+/*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * coll/async: the help messages and the output stream. See coll_async_say.h.
+ */
+
+#include "ompi_config.h"
+
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+#include "opal/util/show_help.h"
+
+#include "coll_async_say.h"
+
+int mca_coll_async_output = -1;
+
+/* coll_async_verbose, as given at open. */
+static int verbose;
+
+/*
+ * The help text is installed next to the component, which may not be Open MPI's
+ * data directory (a component in ~/.openmpi/components, say), so the component
+ * adds its own directory to the places Open MPI looks for help files.
+ */
+void mca_coll_async_say_init(void)
+{
+    Dl_info info;
+    char *path;
+
+    if (0 == dladdr((void *) mca_coll_async_say_init, &info) || NULL == info.dli_fname) {
+        return;
+    }
+    path = strdup(info.dli_fname);
+    if (NULL != path) {
+        opal_show_help_add_dir(dirname(path));
+        free(path);
+    }
+}
+
+int mca_coll_async_say_open(int level)
+{
+    verbose = level;
+    mca_coll_async_output = opal_output_open(NULL);
+    opal_output_set_verbosity(mca_coll_async_output, level);
+    return mca_coll_async_output;
+}
+
+void mca_coll_async_say_close(void)
+{
+    if (mca_coll_async_output >= 0) {
+        opal_output_close(mca_coll_async_output);
+        mca_coll_async_output = -1;
+    }
+}
+
+/*
+ * Open MPI 4.1 loses help messages that several processes send to mpirun at the
+ * same moment (its PMIx log relay fails to unpack them), so one process speaks
+ * for the others; the rest repeat the message only when asked to be verbose.
+ */
+void mca_coll_async_show_help(bool speaker, const char *topic, ...)
+{
+    va_list args;
+
+    if (!speaker && verbose < 1) {
+        return;
+    }
+    va_start(args, topic);
+    opal_show_vhelp("help-coll-async.txt", topic, true, args);
+    va_end(args);
+}
+
+bool mca_coll_async_first_process(void)
+{
+    return 0 == OPAL_PROC_MY_NAME.vpid;
+}
