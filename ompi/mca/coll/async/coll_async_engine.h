@@ -34,6 +34,7 @@
 
 struct coll_async_op;
 struct coll_async_channel;
+struct coll_async_failure;
 
 /* What a step returns besides OMPI_SUCCESS (done) and errors (done, failed). */
 #define COLL_ASYNC_AGAIN 1
@@ -75,6 +76,9 @@ struct coll_async_op {
     int failed;     /* a local failure, reported once the peers need this rank no more */
     void *plan;     /* per-peer arguments or state of the schedules that need them */
     void (*free_plan)(void *plan);
+    /* Set by a schedule that failed with something to say (coll_async_failure.h),
+     * for the thread that completes the op to report; the memory is the plan's. */
+    const struct coll_async_failure *failure;
 };
 
 /* Frees op's plan, if any. */

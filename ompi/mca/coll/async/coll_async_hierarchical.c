@@ -35,6 +35,7 @@
 #include "ompi/constants.h"
 
 #include "coll_async.h"
+#include "coll_async_failure.h"
 #include "coll_async_schedule.h"
 
 #define MAX_STAGES (4 * COLL_ASYNC_HIER_MAX_SLOTS + 4)
@@ -75,6 +76,7 @@ struct run {
     char *temp;
     int32_t status, received;          /* 0, or how a leader failed */
     uint64_t tag;
+    struct coll_async_failure failure; /* what failed between nodes, for the op to report */
 };
 
 void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_hier_kind kind)
@@ -482,12 +484,13 @@ static void permute(const struct coll_async_hier *hier, const struct stage *stag
 }
 
 /* A stage between nodes has ended with rc (0 or -errno, error saying why): a
- * failure is the run's status now, and the next stages tell the node. */
+ * failure is the run's status now, and the next stages tell the node. Said by
+ * the thread that completes the collective, which this one may not be. */
 static void ended_between_nodes(struct run *run, int rc, const char *error)
 {
     if (0 != rc) {
-        mca_coll_async_show_help(true, "network failed", run->hier->name, run->hier->rank,
-                                 NULL != error ? error : "between nodes");
+        coll_async_failure_record(&run->failure, "network failed", run->hier->name,
+                                  run->hier->rank, NULL != error ? error : "between nodes");
         run->status = rc < 0 ? rc : -EIO;
     }
 }
@@ -560,6 +563,9 @@ static int step(struct coll_async_op *op)
         }
     }
     release_temporaries(run);
+    if (NULL != run->failure.topic) {
+        op->failure = &run->failure;
+    }
     return 0 == run->status ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
@@ -572,6 +578,8 @@ void coll_async_hier_begin(struct coll_async_op *op)
     run->stage_count = run->at = 0;
     run->started = false;
     run->status = 0;
+    run->failure.topic = NULL;
+    op->failure = NULL;
     run->tag = coll_async_hier_next_tag(run->hier);
     rc = plan(run, op);
     if (OMPI_SUCCESS != rc) {

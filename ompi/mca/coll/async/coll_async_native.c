@@ -22,6 +22,7 @@
 #include "coll_async_exchange.h"
 #include "coll_async_native.h"
 #include "coll_async_request.h"
+#include "coll_async_say.h"
 #include "coll_async_schedule.h"
 
 static void progress(void)
@@ -72,6 +73,7 @@ static int execute(const struct coll_async_call *call, struct coll_async_op *op)
     case COLL_ASYNC_BLOCKING:
         rc = spans_nodes(call) ? coll_async_engine_run_driven(op, progress)
                                : coll_async_engine_run(op, progress);
+        mca_coll_async_say_failure(op->failure);
         coll_async_op_free_plan(op);
         return rc;
     case COLL_ASYNC_NONBLOCKING:

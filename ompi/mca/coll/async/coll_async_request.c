@@ -102,6 +102,7 @@ static int complete_finished(void)
     request = __atomic_exchange_n(&finished, NULL, __ATOMIC_ACQUIRE);
     while (NULL != request) {
         mca_coll_async_request_t *next = request->next_finished;
+        mca_coll_async_say_failure(request->op.failure);
         complete(request);
         request = next;
         ++count;
@@ -117,7 +118,8 @@ static void op_finished(struct coll_async_op *op, int status)
     mca_coll_async_request_t *head;
 
     request->base.super.req_status.MPI_ERROR = OMPI_SUCCESS == status ? MPI_SUCCESS : MPI_ERR_INTERN;
-    if (opal_using_threads()) {
+    /* A failure to report waits for an application thread, which says it. */
+    if (opal_using_threads() && NULL == op->failure) {
         complete(request);
         return;
     }

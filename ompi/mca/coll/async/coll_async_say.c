@@ -23,6 +23,7 @@
 #include "opal/util/proc.h"
 #include "opal/util/show_help.h"
 
+#include "coll_async_failure.h"
 #include "coll_async_say.h"
 
 int mca_coll_async_output = -1;
@@ -81,6 +82,15 @@ void mca_coll_async_show_help(bool speaker, const char *topic, ...)
     va_start(args, topic);
     opal_show_vhelp("help-coll-async.txt", topic, true, args);
     va_end(args);
+}
+
+/* Every process that saw the failure says it: each names its own peer. */
+void mca_coll_async_say_failure(const struct coll_async_failure *failure)
+{
+    if (NULL != failure && NULL != failure->topic) {
+        mca_coll_async_show_help(true, failure->topic, failure->communicator, failure->rank,
+                                 failure->error);
+    }
 }
 
 bool mca_coll_async_first_process(void)

@@ -37,6 +37,11 @@ void mca_coll_async_say_close(void);
  * job or communicator) or at verbose level 1 and above. */
 void mca_coll_async_show_help(bool speaker, const char *topic, ...);
 
+/* Reports what a collective that failed recorded (coll_async_failure.h): from
+ * the thread that completes the collective, never the progress thread. */
+struct coll_async_failure;
+void mca_coll_async_say_failure(const struct coll_async_failure *failure);
+
 /* Whether this is the job's first process (the speaker for job-wide messages). */
 bool mca_coll_async_first_process(void);
 
