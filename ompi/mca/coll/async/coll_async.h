@@ -164,19 +164,26 @@ struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *com
 void mca_coll_async_hier_close(struct coll_async_hier *hier);
 
 /* coll_async_hier_multicast.c: whether hier's bcasts use a multicast group (every
- * rank) and the group's state (slot 0's leaders), with no message; its part of
- * the verbose line on bcast (others: what runs instead); leaving the group once
- * every leader has finished with it. */
+ * rank) and the group's state (slot 0's leaders), with no message, kept in its
+ * own struct at hier->multicast; its part of the verbose line on bcast (others:
+ * what runs instead); leaving the group once every leader has finished with it. */
 int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
                                        struct ompi_communicator_t *comm,
                                        const struct coll_async_config *config);
 int mca_coll_async_hier_multicast_describe(const struct coll_async_hier *hier, const char *others,
                                            char *buf, size_t len);
 void mca_coll_async_hier_multicast_close(struct coll_async_hier *hier);
+/* Whether a bcast of bytes goes over the group (alike on every rank), and the
+ * group (this rank's, when it is one of slot 0's leaders; else NULL). */
+bool mca_coll_async_hier_multicast_takes(const struct coll_async_hier *hier, size_t bytes);
+struct coll_async_multicast *mca_coll_async_hier_multicast_group(const struct coll_async_hier *hier);
 
 /* coll_async_profile.c: orders the ring of hier's group of leaders by measured
- * bandwidth; the leaders of a slot meet over TCP, nobody else takes part. */
-int mca_coll_async_profile_ring(struct ompi_communicator_t *comm, struct coll_async_hier *hier);
+ * bandwidth; the leaders of a slot meet over TCP, nobody else takes part. The
+ * order (node_count entries, the caller's to free) comes back in *ring; NULL
+ * where this rank does not take part. */
+int mca_coll_async_profile_ring(struct ompi_communicator_t *comm, struct coll_async_hier *hier,
+                                int **ring);
 
 /* coll_async_module.c */
 mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *comm,

@@ -369,8 +369,9 @@ struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *com
     }
     if (OMPI_SUCCESS == rc) {
         report(hier, comm);
-        if (config->profile_ring) {
-            (void) mca_coll_async_profile_ring(comm, hier);
+        if (config->profile_ring
+            && OMPI_SUCCESS == mca_coll_async_profile_ring(comm, hier, &hier->ring)) {
+            hier->group.ring = hier->ring; /* NULL where this rank took no part */
         }
         return hier;
     }

@@ -31,6 +31,7 @@
 #include "transport/coll_async_mapper.h"
 
 struct coll_async_op;
+struct coll_async_hier_multicast;
 
 #define COLL_ASYNC_HIER_MAX_SLOTS 8
 
@@ -70,11 +71,9 @@ struct coll_async_hier {
     size_t multi_leader_bytes;
     enum coll_async_internode_alg internode[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
 
-    /* bcasts of at least this many bytes (and more than 0) go over the leaders'
-     * multicast group; SIZE_MAX: none. The same on every rank. */
-    size_t multicast_from;
-    const char *multicast_off; /* why not, where the parameter asked for it; or NULL */
-    struct coll_async_multicast *multicast; /* slot 0's leaders, when multicast_from says */
+    /* Which bcasts go over the leaders' multicast group, and the group: owned by
+     * coll_async_hier_multicast.c, read through its functions (coll_async.h). */
+    struct coll_async_hier_multicast *multicast;
 };
 
 static inline int coll_async_hier_node_size(const struct coll_async_hier *hier, int node)

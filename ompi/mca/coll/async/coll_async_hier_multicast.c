@@ -38,6 +38,16 @@
 #include "coll_async_network.h"
 #include "transport/coll_async_mcast_auth.h"
 
+/* The hierarchy's multicast state, at hier->multicast: the same on every rank
+ * but for the group, which only slot 0's leaders hold. */
+struct coll_async_hier_multicast {
+    /* bcasts of at least this many bytes (and more than 0) go over the leaders'
+     * multicast group; SIZE_MAX: none. */
+    size_t from;
+    const char *off; /* why not, where the parameter asked for it; or NULL */
+    struct coll_async_multicast *group; /* slot 0's leaders, when from says */
+};
+
 /* Leaders at verbose level 1: node 0's; the others at 2. */
 static int level_of(const struct coll_async_hier *hier)
 {
@@ -55,12 +65,14 @@ static bool leaders_have_verbs(const struct coll_async_hier *hier)
     return true;
 }
 
-/* multicast_from, and why multicast is off when it was asked for (or NULL). */
-static const char *choose(struct coll_async_hier *hier, const struct coll_async_config *config)
+/* state->from, and why multicast is off when it was asked for (or NULL). */
+static const char *choose(struct coll_async_hier_multicast *state,
+                          const struct coll_async_hier *hier,
+                          const struct coll_async_config *config)
 {
     enum coll_async_internode_alg alg = hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST];
 
-    hier->multicast_from = SIZE_MAX;
+    state->from = SIZE_MAX;
     if (COLL_ASYNC_INTERNODE_MULTICAST != alg && COLL_ASYNC_INTERNODE_AUTO != alg) {
         return NULL;
     }
@@ -71,10 +83,10 @@ static const char *choose(struct coll_async_hier *hier, const struct coll_async_
         return "more nodes than its set-up can number";
     }
     if (COLL_ASYNC_INTERNODE_MULTICAST == alg) {
-        hier->multicast_from = 1;
+        state->from = 1;
     } else if (0 < config->multicast.min_nodes && hier->node_count >= config->multicast.min_nodes
                && leaders_have_verbs(hier)) {
-        hier->multicast_from = config->multicast.min_bytes;
+        state->from = config->multicast.min_bytes;
     }
     return NULL;
 }
@@ -104,9 +116,14 @@ int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
         .settled = settled,
         .context = hier};
     const struct coll_async_card *first;
+    struct coll_async_hier_multicast *state = calloc(1, sizeof(*state));
 
-    hier->multicast_off = choose(hier, settings);
-    if (SIZE_MAX == hier->multicast_from || 0 != hier->slot) {
+    if (NULL == state) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    hier->multicast = state;
+    state->off = choose(state, hier, settings);
+    if (SIZE_MAX == state->from || 0 != hier->slot) {
         return OMPI_SUCCESS;
     }
     /* Every rank across nodes has rank 0's card: the hierarchy was built from it. */
@@ -116,22 +133,33 @@ int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
     }
     coll_async_mcast_derive(&first->key, coll_async_comm_cid(comm), &config.group_id,
                             &config.key);
-    hier->multicast = coll_async_multicast_new(&hier->group, &config);
-    return NULL == hier->multicast ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
+    state->group = coll_async_multicast_new(&hier->group, &config);
+    return NULL == state->group ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
+}
+
+bool mca_coll_async_hier_multicast_takes(const struct coll_async_hier *hier, size_t bytes)
+{
+    return NULL != hier->multicast && 0 < bytes && bytes >= hier->multicast->from;
+}
+
+struct coll_async_multicast *mca_coll_async_hier_multicast_group(const struct coll_async_hier *hier)
+{
+    return NULL != hier->multicast ? hier->multicast->group : NULL;
 }
 
 int mca_coll_async_hier_multicast_describe(const struct coll_async_hier *hier, const char *others,
                                            char *buf, size_t len)
 {
-    if (NULL != hier->multicast_off) {
-        return snprintf(buf, len, "%s (multicast asked for, but %s)", others,
-                        hier->multicast_off);
+    const struct coll_async_hier_multicast *state = hier->multicast;
+
+    if (NULL != state && NULL != state->off) {
+        return snprintf(buf, len, "%s (multicast asked for, but %s)", others, state->off);
     }
-    if (SIZE_MAX == hier->multicast_from) {
+    if (NULL == state || SIZE_MAX == state->from) {
         return snprintf(buf, len, "%s", others);
     }
     return snprintf(buf, len, "%s, or over multicast from %zu B (point to point where the "
-                    "group cannot be set up)", others, hier->multicast_from);
+                    "group cannot be set up)", others, state->from);
 }
 
 /* The close, as an op of the engine's driver: the leaders' barrier, then the
@@ -148,14 +176,17 @@ static int close_step(struct coll_async_op *op)
 
 void mca_coll_async_hier_multicast_close(struct coll_async_hier *hier)
 {
-    struct coll_async_multicast_call call = {.group = hier->multicast};
+    struct coll_async_hier_multicast *state = hier->multicast;
+    struct coll_async_multicast_call call = {.group = mca_coll_async_hier_multicast_group(hier)};
     struct coll_async_stream stream;
     struct coll_async_op op = {.stream = &stream, .step = close_step, .plan = &call, .root = -1};
 
-    if (NULL == hier->multicast) {
+    hier->multicast = NULL;
+    if (NULL == call.group) {
+        free(state);
         return;
     }
-    if (coll_async_multicast_open(hier->multicast)) {
+    if (coll_async_multicast_open(call.group)) {
         /* Every rank has taken as many tags as this leader: the last one is theirs too. */
         call.tag = coll_async_hier_next_tag(hier);
         coll_async_stream_init(&stream);
@@ -168,11 +199,11 @@ void mca_coll_async_hier_multicast_close(struct coll_async_hier *hier)
         }
         opal_output_verbose(level_of(hier), mca_coll_async_output,
                             "coll:async: %s (cid %u): left the multicast group: %s", hier->name,
-                            hier->cid, coll_async_multicast_summary(hier->multicast));
+                            hier->cid, coll_async_multicast_summary(call.group));
     }
     /* The driver's exclusion: a member left behind touches the mapper as it goes. */
     coll_async_engine_hold();
-    coll_async_multicast_free(hier->multicast);
+    coll_async_multicast_free(call.group);
     coll_async_engine_release();
-    hier->multicast = NULL;
+    free(state);
 }

@@ -274,7 +274,7 @@ static int plan_bcast(struct run *run, struct coll_async_op *op)
     const struct coll_async_leaders *group;
     int rc;
 
-    if (0 < op->bytes && op->bytes >= hier->multicast_from) {
+    if (mca_coll_async_hier_multicast_takes(hier, op->bytes)) {
         plan_multicast_bcast(run, op);
         return OMPI_SUCCESS;
     }
@@ -463,7 +463,7 @@ static int start_stage(struct run *run, struct coll_async_op *op, struct stage *
                                                  .block_bytes = run->block_bytes};
         return coll_async_internode_start(&run->net, stage->net);
     case STAGE_MULTICAST:
-        run->multicast = (struct coll_async_multicast_call){.group = hier->multicast,
+        run->multicast = (struct coll_async_multicast_call){.group = mca_coll_async_hier_multicast_group(hier),
                                                             .tag = run->tag,
                                                             .root = stage->root,
                                                             .buf = stage->rbuf,

@@ -168,38 +168,40 @@ static void order(const double *bw, int nodes, int *ring)
 }
 
 static void report(const struct coll_async_hier *hier, struct ompi_communicator_t *comm,
-                   const double *bw)
+                   const int *ring, const double *bw)
 {
     char line[512];
     size_t used = 0;
 
     for (int position = 0; position < hier->node_count && used < sizeof(line); ++position) {
-        int node = hier->ring[position], next = hier->ring[(position + 1) % hier->node_count];
+        int node = ring[position], next = ring[(position + 1) % hier->node_count];
 
         used += (size_t) snprintf(line + used, sizeof(line) - used, "node %d -(%.0f MB/s)-> ",
                                   node, bw[node * hier->node_count + next] / 1e6);
     }
     opal_output_verbose(0 == hier->rank ? 1 : 2, mca_coll_async_output,
                         "coll:async: %s (cid %u): ring of leaders by measured bandwidth: %snode %d",
-                        comm->c_name, coll_async_comm_cid(comm), line, hier->ring[0]);
+                        comm->c_name, coll_async_comm_cid(comm), line, ring[0]);
 }
 
-int mca_coll_async_profile_ring(struct ompi_communicator_t *comm, struct coll_async_hier *hier)
+int mca_coll_async_profile_ring(struct ompi_communicator_t *comm, struct coll_async_hier *hier,
+                                int **ring)
 {
     int nodes = hier->node_count, rc;
     uint64_t tag = coll_async_hier_next_tag(hier); /* every rank takes it */
     double *bw;
+    int *order_of;
 
+    *ring = NULL;
     /* The probes' steps and the allgather's share one tag's 4096 steps. */
     if (hier->slot < 0 || nodes < 2 || 4 * PROBE_REPEATS * nodes >= 2048) {
         return OMPI_SUCCESS;
     }
     bw = calloc((size_t) nodes * (size_t) nodes, sizeof(double));
-    hier->ring = malloc(sizeof(int) * (size_t) nodes);
-    if (NULL == bw || NULL == hier->ring) {
+    order_of = malloc(sizeof(int) * (size_t) nodes);
+    if (NULL == bw || NULL == order_of) {
         free(bw);
-        free(hier->ring);
-        hier->ring = NULL;
+        free(order_of);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     coll_async_engine_hold();
@@ -208,13 +210,12 @@ int mca_coll_async_profile_ring(struct ompi_communicator_t *comm, struct coll_as
     coll_async_engine_release();
     if (0 != rc) {
         /* bw stays: a transfer of the failed allgather may still point into it. */
-        free(hier->ring);
-        hier->ring = NULL;
+        free(order_of);
         return OMPI_ERROR;
     }
-    order(bw, nodes, hier->ring);
-    hier->group.ring = hier->ring;
-    report(hier, comm, bw);
+    order(bw, nodes, order_of);
+    report(hier, comm, order_of, bw);
     free(bw);
+    *ring = order_of;
     return OMPI_SUCCESS;
 }
