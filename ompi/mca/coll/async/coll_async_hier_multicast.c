@@ -91,17 +91,18 @@ static const char *choose(struct coll_async_hier_multicast *state,
     return NULL;
 }
 
-/* The group's verbose line, when the first multicast bcast has set it up. */
+/* The group's verbose line, when the first multicast bcast has set it up: on the
+ * thread that ran it, which may be the progress thread, so said later. */
 static void settled(void *context, bool usable, const char *what)
 {
     struct coll_async_hier *hier = context;
 
-    opal_output_verbose(level_of(hier), mca_coll_async_output,
-                        "coll:async: %s (cid %u): bcast between %d nodes %s: %s", hier->name,
-                        hier->cid, hier->node_count,
-                        usable ? "over multicast, every leader attached"
-                               : "point to point, multicast not used",
-                        what);
+    mca_coll_async_say_later(level_of(hier),
+                             "coll:async: %s (cid %u): bcast between %d nodes %s: %s", hier->name,
+                             hier->cid, hier->node_count,
+                             usable ? "over multicast, every leader attached"
+                                    : "point to point, multicast not used",
+                             what);
 }
 
 int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,

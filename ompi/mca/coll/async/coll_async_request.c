@@ -96,6 +96,7 @@ static int complete_finished(void)
     if (COLL_ASYNC_HELP_TAKEN == coll_async_engine_help()) {
         sched_yield();
     }
+    mca_coll_async_say_pending(); /* what the progress thread had to say */
     if (NULL == __atomic_load_n(&finished, __ATOMIC_RELAXED)) {
         return 0;
     }

@@ -31,6 +31,14 @@ int mca_coll_async_output = -1;
 /* coll_async_verbose, as given at open. */
 static int verbose;
 
+/* Lines kept by say_later, newest first. */
+struct later {
+    struct later *next;
+    int level;
+    char text[];
+};
+static struct later *later;
+
 /*
  * The help text is installed next to the component, which may not be Open MPI's
  * data directory (a component in ~/.openmpi/components, say), so the component
@@ -61,6 +69,7 @@ int mca_coll_async_say_open(int level)
 
 void mca_coll_async_say_close(void)
 {
+    mca_coll_async_say_pending();
     if (mca_coll_async_output >= 0) {
         opal_output_close(mca_coll_async_output);
         mca_coll_async_output = -1;
@@ -82,6 +91,55 @@ void mca_coll_async_show_help(bool speaker, const char *topic, ...)
     va_start(args, topic);
     opal_show_vhelp("help-coll-async.txt", topic, true, args);
     va_end(args);
+}
+
+void mca_coll_async_say_later(int level, const char *format, ...)
+{
+    struct later *line;
+    va_list args;
+    int length;
+
+    if (opal_output_get_verbosity(mca_coll_async_output) < level) {
+        return;
+    }
+    va_start(args, format);
+    length = vsnprintf(NULL, 0, format, args);
+    va_end(args);
+    if (length < 0 || NULL == (line = malloc(sizeof(*line) + (size_t) length + 1))) {
+        return;
+    }
+    line->level = level;
+    va_start(args, format);
+    (void) vsnprintf(line->text, (size_t) length + 1, format, args);
+    va_end(args);
+    line->next = __atomic_load_n(&later, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&later, &line->next, line, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED)) {
+    }
+}
+
+void mca_coll_async_say_pending(void)
+{
+    struct later *line, *ordered = NULL;
+
+    if (NULL == __atomic_load_n(&later, __ATOMIC_RELAXED)) {
+        return;
+    }
+    line = __atomic_exchange_n(&later, NULL, __ATOMIC_ACQUIRE);
+    while (NULL != line) { /* oldest first */
+        struct later *next = line->next;
+
+        line->next = ordered;
+        ordered = line;
+        line = next;
+    }
+    while (NULL != ordered) {
+        struct later *next = ordered->next;
+
+        opal_output_verbose(ordered->level, mca_coll_async_output, "%s", ordered->text);
+        free(ordered);
+        ordered = next;
+    }
 }
 
 /* Every process that saw the failure says it: each names its own peer. */

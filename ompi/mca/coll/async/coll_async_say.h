@@ -42,6 +42,13 @@ void mca_coll_async_show_help(bool speaker, const char *topic, ...);
 struct coll_async_failure;
 void mca_coll_async_say_failure(const struct coll_async_failure *failure);
 
+/* A verbose line from a thread that may be the progress thread (opal_output is
+ * not for two threads at once unless Open MPI runs threaded): kept, and printed
+ * by the next application thread that progresses (say_pending), or at close. */
+void mca_coll_async_say_later(int level, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+void mca_coll_async_say_pending(void);
+
 /* Whether this is the job's first process (the speaker for job-wide messages). */
 bool mca_coll_async_first_process(void);
 
