@@ -91,8 +91,6 @@ typedef struct mca_coll_async_component_t {
      * (read by the module's entry), and the settings it hands down. */
     enum coll_async_algorithm algorithm[COLL_ASYNC_NUM_FAMILIES];
     struct coll_async_config config;
-
-    int output; /* mca_coll_async_output, for coll_async_network.c */
 } mca_coll_async_component_t;
 
 COLL_ASYNC_EXPORT extern mca_coll_async_component_t mca_coll_async_component;

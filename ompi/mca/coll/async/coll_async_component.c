@@ -47,7 +47,6 @@ mca_coll_async_component_t mca_coll_async_component = {
         .collm_init_query = async_init_query,
         .collm_comm_query = mca_coll_async_comm_query,
     },
-    .output = -1,
 };
 
 static int async_register(void)
@@ -70,8 +69,7 @@ static int async_open(void)
 {
     int rc;
 
-    /* coll_async_network.c still reads the stream from the component. */
-    mca_coll_async_component.output = mca_coll_async_say_open(mca_coll_async_component.verbose);
+    (void) mca_coll_async_say_open(mca_coll_async_component.verbose);
     params_rc = mca_coll_async_params_check(&mca_coll_async_component);
     rc = mca_coll_async_requests_init();
     if (OMPI_SUCCESS != params_rc) {
@@ -84,7 +82,7 @@ static int async_open(void)
         rc = mca_coll_async_card_init();
     }
     if (OMPI_SUCCESS == rc) {
-        rc = mca_coll_async_network_open(); /* its addresses go on the card */
+        rc = mca_coll_async_network_open(&mca_coll_async_component.config); /* its addresses on the card */
     }
     /* Before Open MPI's modex, which carries the card to the other processes. */
     return OMPI_SUCCESS == rc ? mca_coll_async_card_publish() : rc;
@@ -98,7 +96,6 @@ static int async_close(void)
     mca_coll_async_requests_fini();
     mca_coll_async_node_topology_fini();
     mca_coll_async_say_close();
-    mca_coll_async_component.output = -1;
     return OMPI_SUCCESS;
 }
 

@@ -47,6 +47,20 @@ struct coll_async_config {
     enum coll_async_internode_alg internode[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
     bool profile_ring;
 
+    /* The transports between nodes: TCP's interfaces (lists as given, "": all),
+     * connections per peer (0: one per interface pair), connection deadline and
+     * staging bound; the verbs ports (lists as given) and how many to use (0: all). */
+    struct {
+        const char *include, *exclude;
+        int links;
+        int connect_timeout_s;
+        size_t staging_limit;
+    } tcp;
+    struct {
+        const char *include, *exclude;
+        int ports;
+    } verbs;
+
     /* The leaders' multicast group for bcast. */
     struct {
         const char *include, *exclude; /* verbs ports, as the TCP/verbs filters read */

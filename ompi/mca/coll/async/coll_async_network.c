@@ -60,9 +60,9 @@ static struct {
 } network;
 
 /* Whether any process of the job may be on another node. */
-static bool job_spans_nodes(void)
+static bool job_spans_nodes(const struct coll_async_config *config)
 {
-    return mca_coll_async_component.virtual_nodes > 1
+    return config->virtual_nodes > 1
            || (uint32_t) ompi_process_info.num_local_peers + 1 < ompi_process_info.num_procs;
 }
 
@@ -73,15 +73,14 @@ static int progress(void *net)
 
 /* The interfaces to listen on; with virtual nodes and no list given, loopback:
  * the pretend nodes share this machine. */
-static int choose_interfaces(struct coll_async_tcp_if *ifs)
+static int choose_interfaces(struct coll_async_tcp_if *ifs, const struct coll_async_config *config)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
-    const char *include = c->tcp_if_include, *exclude = c->tcp_if_exclude;
+    const char *include = config->tcp.include, *exclude = config->tcp.exclude;
     struct coll_async_tcp_if_filter filter;
     char why[256];
     int count;
 
-    if (c->virtual_nodes > 1 && '\0' == include[0] && '\0' == exclude[0]) {
+    if (config->virtual_nodes > 1 && '\0' == include[0] && '\0' == exclude[0]) {
         include = "127.0.0.1/8";
     }
     if (0 != coll_async_tcp_if_parse(include, exclude, &filter, why, sizeof(why))) {
@@ -112,26 +111,28 @@ static void describe(const char *format, ...)
     va_end(args);
 }
 
-/* A connection a transport refused; it says how many went unsaid. */
+/* A connection a transport refused; it says how many went unsaid. The
+ * progress thread meets most of them: said later, by an application thread. */
 static void say_refused(void *context, const char *line)
 {
     (void) context;
-    opal_output_verbose(1, mca_coll_async_component.output, "coll:async: %s", line);
+    mca_coll_async_say_later(1, "coll:async: %s", line);
 }
 
 /* The TCP transport, with its address blob in the modex; NULL when it cannot
  * open (a message says why). */
-static struct coll_async_transport *open_tcp(const struct coll_async_tcp_if *ifs, int count)
+static struct coll_async_transport *open_tcp(const struct coll_async_tcp_if *ifs, int count,
+                                             const struct coll_async_config *settings)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
     struct coll_async_tcp_config config = {.ifs = ifs,
                                            .nifs = count,
                                            .self = network.self,
                                            .nprocs = network.nprocs,
                                            .key = mca_coll_async_card_mine()->key,
-                                           .max_links = c->tcp_links,
-                                           .connect_timeout_ms = c->tcp_connect_timeout * 1000,
-                                           .staging_limit = c->tcp_staging_limit,
+                                           .max_links = settings->tcp.links,
+                                           .connect_timeout_ms =
+                                               settings->tcp.connect_timeout_s * 1000,
+                                           .staging_limit = settings->tcp.staging_limit,
                                            .on_refused = say_refused};
     unsigned char blob[COLL_ASYNC_TCP_ADDRESS_MAX];
     struct coll_async_transport *transport = NULL;
@@ -188,13 +189,13 @@ static bool watch_freed_memory(void)
                            && OPAL_SUCCESS == opal_mem_hooks_register_release(release_memory,
                                                                               NULL);
     if (!network.release_hook) {
-        opal_output_verbose(say_level(), mca_coll_async_component.output,
+        opal_output_verbose(say_level(), mca_coll_async_output,
                             "coll:async: no memory release hooks: verbs registers each "
                             "transfer's buffers anew");
     } else {
         /* See coll_async_verbs.c: an sbrk override (UCX's, in every process of
          * Debian's Open MPI 5) trims the heap without calling brk, where the hooks are. */
-        opal_output_verbose(say_level(), mca_coll_async_component.output,
+        opal_output_verbose(say_level(), mca_coll_async_output,
                             "coll:async: verbs caches registrations, but of the heap below "
                             "the program break only while a transfer holds them (its trims "
                             "can bypass the memory hooks)");
@@ -217,17 +218,17 @@ static void unwatch_freed_memory(void)
 /* The verbs transport, with its address blob in the modex; NULL when this
  * machine has no usable port (said at verbose level 1) or it cannot open (a
  * message says why). */
-static struct coll_async_transport *open_verbs(void)
+static struct coll_async_transport *open_verbs(const struct coll_async_config *settings)
 {
-    mca_coll_async_component_t *c = &mca_coll_async_component;
-    struct coll_async_verbs_config config = {.include = c->verbs_if_include,
-                                             .exclude = c->verbs_if_exclude,
+    const char *include = settings->verbs.include, *exclude = settings->verbs.exclude;
+    struct coll_async_verbs_config config = {.include = include,
+                                             .exclude = exclude,
                                              .self = network.self,
                                              .nprocs = network.nprocs,
                                              .key = mca_coll_async_card_mine()->key,
-                                             .max_ports = c->verbs_ports,
+                                             .max_ports = settings->verbs.ports,
                                              .connect_timeout_ms =
-                                                 c->tcp_connect_timeout * 1000,
+                                                 settings->tcp.connect_timeout_s * 1000,
                                              .on_refused = say_refused};
     struct coll_async_verbs_port_info ports[COLL_ASYNC_VERBS_MAX_PORTS];
     unsigned char blob[COLL_ASYNC_VERBS_ADDRESS_MAX];
@@ -236,31 +237,29 @@ static struct coll_async_transport *open_verbs(void)
     char why[256] = "";
     int count, length, rc;
 
-    if (0 == strcmp(c->verbs_if_exclude, "all")) {
-        opal_output_verbose(say_level(), c->output,
+    if (0 == strcmp(exclude, "all")) {
+        opal_output_verbose(say_level(), mca_coll_async_output,
                             "coll:async: verbs off (coll_async_verbs_if_exclude)");
         return NULL;
     }
-    count = coll_async_verbs_discover(c->verbs_if_include, c->verbs_if_exclude, ports,
+    count = coll_async_verbs_discover(include, exclude, ports,
                                       COLL_ASYNC_VERBS_MAX_PORTS, why, sizeof(why));
     if (-ENODEV == count) {
-        opal_output_verbose(say_level(), c->output, "coll:async: verbs off: %s; TCP between nodes",
+        opal_output_verbose(say_level(), mca_coll_async_output, "coll:async: verbs off: %s; TCP between nodes",
                             why);
         return NULL;
     }
     if (count < 0) {
         mca_coll_async_show_help(mca_coll_async_first_process(), "bad value",
-                                 '\0' != c->verbs_if_include[0] ? "verbs_if_include"
-                                                                : "verbs_if_exclude",
-                                 '\0' != c->verbs_if_include[0] ? c->verbs_if_include
-                                                                : c->verbs_if_exclude,
+                                 '\0' != include[0] ? "verbs_if_include" : "verbs_if_exclude",
+                                 '\0' != include[0] ? include : exclude,
                                  why);
         return NULL;
     }
     if (0 == count) {
-        opal_output_verbose(say_level(), c->output,
+        opal_output_verbose(say_level(), mca_coll_async_output,
                             "coll:async: verbs off: no active RDMA port%s; TCP between nodes",
-                            '\0' != c->verbs_if_include[0] || '\0' != c->verbs_if_exclude[0]
+                            '\0' != include[0] || '\0' != exclude[0]
                                 ? " left by coll_async_verbs_if_include/exclude"
                                 : " on this machine");
         return NULL;
@@ -304,17 +303,17 @@ static void offer(struct coll_async_transport **transports, struct coll_async_tr
     }
 }
 
-int mca_coll_async_network_open(void)
+int mca_coll_async_network_open(const struct coll_async_config *config)
 {
     struct coll_async_tcp_if ifs[COLL_ASYNC_TCP_MAX_IFS];
     struct coll_async_engine_watch watch = {.progress = progress};
     struct coll_async_transport *transports[COLL_ASYNC_NET_MAX_TRANSPORTS], *verbs;
     int count, rc;
 
-    if (!job_spans_nodes()) {
+    if (!job_spans_nodes(config)) {
         return OMPI_SUCCESS;
     }
-    count = choose_interfaces(ifs);
+    count = choose_interfaces(ifs, config);
     if (OMPI_ERR_BAD_PARAM == count) {
         return count;
     }
@@ -327,14 +326,14 @@ int mca_coll_async_network_open(void)
     network.interfaces[0] = '\0';
     network.ntransports = 0;
     /* Verbs first: the mapper prefers it wherever it reaches a peer. */
-    verbs = open_verbs();
+    verbs = open_verbs(config);
     network.peers[network.self] = NULL != verbs ? PEER_HAS_VERBS : 0;
     offer(transports, verbs, COLL_ASYNC_CARD_VERBS);
     if (count <= 0) {
         mca_coll_async_show_help(mca_coll_async_first_process(), "no network",
                                  count < 0 ? strerror(-count) : "no usable IPv4 interface");
     } else {
-        offer(transports, open_tcp(ifs, count), COLL_ASYNC_CARD_TCP);
+        offer(transports, open_tcp(ifs, count, config), COLL_ASYNC_CARD_TCP);
     }
     if (0 == network.ntransports) {
         mca_coll_async_network_close();

@@ -21,12 +21,14 @@
 
 #include "transport/coll_async_net.h"
 
+struct coll_async_config;
+
 struct ompi_proc_t;
 
 /* Opens the transports if the job may span nodes; OMPI_ERR_BAD_PARAM for a bad
  * interface list, else OMPI_SUCCESS (without a mapper when no transport could
  * open: communicators across nodes are then delegated, and a message says why). */
-int mca_coll_async_network_open(void);
+int mca_coll_async_network_open(const struct coll_async_config *config);
 void mca_coll_async_network_close(void);
 
 /* The mapper, or NULL when this job has none. */

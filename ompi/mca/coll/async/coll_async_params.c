@@ -518,6 +518,14 @@ static void fill_config(const mca_coll_async_component_t *c, struct coll_async_c
     config->leaders = c->leaders;
     config->multi_leader_bytes = c->multi_leader_bytes;
     config->profile_ring = c->profile_ring;
+    config->tcp.include = c->tcp_if_include;
+    config->tcp.exclude = c->tcp_if_exclude;
+    config->tcp.links = c->tcp_links;
+    config->tcp.connect_timeout_s = c->tcp_connect_timeout;
+    config->tcp.staging_limit = c->tcp_staging_limit;
+    config->verbs.include = c->verbs_if_include;
+    config->verbs.exclude = c->verbs_if_exclude;
+    config->verbs.ports = c->verbs_ports;
     config->multicast.include = c->verbs_if_include;
     config->multicast.exclude = c->verbs_if_exclude;
     config->multicast.drop_fraction = c->mcast_drop_fraction;
