@@ -24,6 +24,7 @@
 
 #include "coll_async_collectives.h"
 #include "coll_async_compat.h"
+#include "coll_async_decision.h"
 #include "coll_async_engine.h"
 #include "coll_async_hier.h"
 #include "coll_async_parse.h"
@@ -32,16 +33,6 @@
 BEGIN_C_DECLS
 
 struct coll_async_topology;
-
-/* Algorithm choices every family offers; the between-node algorithms have
- * parameters of their own (coll_async_internode_<family>_algorithm). */
-enum coll_async_algorithm {
-    COLL_ASYNC_ALG_AUTO,     /* the component chooses */
-    COLL_ASYNC_ALG_DELEGATE, /* always the coll module selected below this one */
-    COLL_ASYNC_NUM_ALGS
-};
-
-extern const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS];
 
 /* How one collective on one communicator is executed. */
 enum coll_async_path {
@@ -59,7 +50,7 @@ typedef struct mca_coll_async_component_t {
     int priority;
     int verbose;
     char *progress_cpus_value;
-    char *algorithm_value[COLL_ASYNC_NUM_FAMILIES];
+    int algorithm_value[COLL_ASYNC_NUM_FAMILIES]; /* MCA enums from the decision table */
     size_t shm_slot_size;
     size_t shm_piece_size;
     size_t shm_stream_bytes;
@@ -79,7 +70,6 @@ typedef struct mca_coll_async_component_t {
     int verbs_ports;
     int leaders;
     size_t multi_leader_bytes;
-    char *internode_value[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
     bool profile_ring;
     double mcast_drop_fraction;
     int mcast_min_nodes;
@@ -87,8 +77,7 @@ typedef struct mca_coll_async_component_t {
 
     /* ... and as understood by mca_coll_async_params_check() */
     struct coll_async_cpuset progress_cpus;
-    enum coll_async_algorithm algorithm[COLL_ASYNC_NUM_FAMILIES];
-    enum coll_async_internode_alg internode[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
+    enum coll_async_alg algorithm[COLL_ASYNC_NUM_FAMILIES];
 
     int output; /* opal_output stream, at coll_async_verbose */
 } mca_coll_async_component_t;

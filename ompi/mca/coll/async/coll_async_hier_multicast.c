@@ -59,10 +59,10 @@ static bool leaders_have_verbs(const struct coll_async_hier *hier)
 static const char *choose(struct coll_async_hier *hier)
 {
     const mca_coll_async_component_t *c = &mca_coll_async_component;
-    enum coll_async_internode_alg alg = hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST];
+    enum coll_async_alg alg = hier->algorithm[COLL_ASYNC_FAMILY_BCAST];
 
     hier->multicast_from = SIZE_MAX;
-    if (COLL_ASYNC_INTERNODE_MULTICAST != alg && COLL_ASYNC_INTERNODE_AUTO != alg) {
+    if (COLL_ASYNC_ALG_MULTICAST != alg && COLL_ASYNC_ALG_AUTO != alg) {
         return NULL;
     }
     if (!coll_async_mcast_built()) {
@@ -71,12 +71,9 @@ static const char *choose(struct coll_async_hier *hier)
     if (hier->node_count > COLL_ASYNC_MULTICAST_MAX_NODES) {
         return "more nodes than its set-up can number";
     }
-    if (COLL_ASYNC_INTERNODE_MULTICAST == alg) {
-        hier->multicast_from = 1;
-    } else if (0 < c->mcast_min_nodes && hier->node_count >= c->mcast_min_nodes
-               && leaders_have_verbs(hier)) {
-        hier->multicast_from = c->mcast_min_bytes;
-    }
+    hier->multicast_from = coll_async_decision_multicast_from(
+        alg, hier->node_count, c->mcast_min_nodes, c->mcast_min_bytes,
+        COLL_ASYNC_ALG_AUTO == alg && leaders_have_verbs(hier));
     return NULL;
 }
 
@@ -101,7 +98,7 @@ int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
         .include = c->verbs_if_include,
         .exclude = c->verbs_if_exclude,
         .drop_fraction = c->mcast_drop_fraction,
-        .verbs_only = COLL_ASYNC_INTERNODE_AUTO == hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST],
+        .verbs_only = COLL_ASYNC_ALG_AUTO == hier->algorithm[COLL_ASYNC_FAMILY_BCAST],
         .settled = settled,
         .context = hier};
     const struct coll_async_card *first;
