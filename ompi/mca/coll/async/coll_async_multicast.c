@@ -73,11 +73,6 @@ coll_async_multicast_new(const struct coll_async_leaders *leaders,
     return group;
 }
 
-static void detach_from_mapper(struct coll_async_multicast *group)
-{
-    coll_async_net_detach(group->leaders.net, group->transport);
-}
-
 /* The member leaves the group; what it did stays in the summary. */
 static void leave(struct coll_async_multicast *group)
 {
@@ -96,7 +91,7 @@ static void leave(struct coll_async_multicast *group)
              (unsigned long long) s.data_received, (unsigned long long) s.dropped,
              (unsigned long long) s.duplicates, (unsigned long long) s.wrong_source,
              (unsigned long long) s.bad_tag);
-    detach_from_mapper(group);
+    coll_async_net_detach(group->leaders.net, group->transport);
     group->transport->ops->destroy(group->transport);
     group->member = NULL;
     group->transport = NULL;
@@ -145,12 +140,6 @@ static void set_status(struct entry *entry, int status, const char *why)
     if (why != entry->why) {
         snprintf(entry->why, sizeof(entry->why), "%s", why);
     }
-}
-
-/* The mapper drives the member with its transports from here on. */
-static int attach_to_mapper(struct coll_async_multicast *group)
-{
-    return coll_async_net_attach(group->leaders.net, group->transport);
 }
 
 /* Why this leader refuses the group when verbs must reach every other leader
@@ -208,7 +197,8 @@ static void create_member(struct coll_async_multicast *group)
     rc = coll_async_mcast_create(&group->member, &config, entry->why, sizeof(entry->why));
     if (0 == rc) {
         group->transport = coll_async_mcast_transport(group->member);
-        rc = attach_to_mapper(group);
+        /* The mapper drives the member with its transports from here on. */
+        rc = coll_async_net_attach(l->net, group->transport);
         if (0 != rc) {
             snprintf(entry->why, sizeof(entry->why), "its fd cannot be watched: %s",
                      strerror(-rc));
