@@ -115,7 +115,7 @@ static struct coll_async_net *open_group(int rank, int nranks, uint32_t *peer)
 
 /* Drives x until it ends; its result. */
 static int run(struct coll_async_net *net, struct coll_async_internode *x,
-               enum coll_async_internode_kind kind)
+               enum coll_async_family kind)
 {
     int rc = coll_async_internode_start(x, kind);
 
@@ -172,7 +172,7 @@ struct group {
 };
 
 static void new_collective(struct group *g, struct coll_async_internode *x,
-                           enum coll_async_internode_alg alg)
+                           enum coll_async_alg alg)
 {
     *x = (struct coll_async_internode){.group = &g->leaders, .alg = alg,
                                       .tag = g->next_tag, .reduction = &int_sum};
@@ -181,7 +181,7 @@ static void new_collective(struct group *g, struct coll_async_internode *x,
 
 static const size_t counts[] = {0, 1, 7, 4, 1000, BIG_COUNT};
 
-static void check_allreduce(struct group *g, enum coll_async_internode_alg alg, size_t count)
+static void check_allreduce(struct group *g, enum coll_async_alg alg, size_t count)
 {
     int32_t *buf = inputs(g->leaders.rank, count);
     struct coll_async_internode x;
@@ -189,7 +189,7 @@ static void check_allreduce(struct group *g, enum coll_async_internode_alg alg, 
     new_collective(g, &x, alg);
     x.buf = buf;
     x.count = count;
-    CHECK(0 == run(g->net, &x, COLL_ASYNC_INTERNODE_ALLREDUCE));
+    CHECK(0 == run(g->net, &x, COLL_ASYNC_FAMILY_ALLREDUCE));
     for (size_t i = 0; i < count; ++i) {
         CHECK(reference(g->leaders.size, i) == buf[i]);
     }
@@ -201,18 +201,18 @@ static void check_reduce(struct group *g, int root, size_t count)
     int32_t *buf = inputs(g->leaders.rank, count);
     struct coll_async_internode x;
 
-    new_collective(g, &x, COLL_ASYNC_INTERNODE_BINOMIAL);
+    new_collective(g, &x, COLL_ASYNC_ALG_BINOMIAL);
     x.buf = buf;
     x.count = count;
     x.root = root;
-    CHECK(0 == run(g->net, &x, COLL_ASYNC_INTERNODE_REDUCE));
+    CHECK(0 == run(g->net, &x, COLL_ASYNC_FAMILY_REDUCE));
     for (size_t i = 0; i < count && g->leaders.rank == root; ++i) {
         CHECK(reference(g->leaders.size, i) == buf[i]);
     }
     free(buf);
 }
 
-static void check_bcast(struct group *g, enum coll_async_internode_alg alg, int root,
+static void check_bcast(struct group *g, enum coll_async_alg alg, int root,
                         size_t bytes)
 {
     uint8_t *buf = malloc(bytes + 1);
@@ -226,7 +226,7 @@ static void check_bcast(struct group *g, enum coll_async_internode_alg alg, int 
     x.buf = buf;
     x.bytes = bytes;
     x.root = root;
-    CHECK(0 == run(g->net, &x, COLL_ASYNC_INTERNODE_BCAST));
+    CHECK(0 == run(g->net, &x, COLL_ASYNC_FAMILY_BCAST));
     for (size_t i = 0; i < bytes; ++i) {
         CHECK((uint8_t) (i * 13 + 5) == buf[i]);
     }
@@ -239,7 +239,7 @@ static size_t block_size(int index, size_t base)
     return 1 == index ? 0 : base + (size_t) index * 37;
 }
 
-static void check_allgather(struct group *g, enum coll_async_internode_alg alg, size_t base)
+static void check_allgather(struct group *g, enum coll_async_alg alg, size_t base)
 {
     int n = g->leaders.size;
     size_t offset[MAX_RANKS], bytes[MAX_RANKS], total = 0;
@@ -261,7 +261,7 @@ static void check_allgather(struct group *g, enum coll_async_internode_alg alg, 
     x.buf = buf;
     x.block_offset = offset;
     x.block_bytes = bytes;
-    CHECK(0 == run(g->net, &x, COLL_ASYNC_INTERNODE_ALLGATHER));
+    CHECK(0 == run(g->net, &x, COLL_ASYNC_FAMILY_ALLGATHER));
     for (int r = 0; r < n; ++r) {
         for (size_t i = 0; i < bytes[r]; ++i) {
             CHECK((uint8_t) (r * 31 + i) == buf[offset[r] + i]);
@@ -272,15 +272,15 @@ static void check_allgather(struct group *g, enum coll_async_internode_alg alg, 
 
 static void every_kind(struct group *g)
 {
-    static const enum coll_async_internode_alg allreduce_algs[] = {
-        COLL_ASYNC_INTERNODE_AUTO, COLL_ASYNC_INTERNODE_RING,
-        COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING, COLL_ASYNC_INTERNODE_RABENSEIFNER};
-    static const enum coll_async_internode_alg bcast_algs[] = {
-        COLL_ASYNC_INTERNODE_AUTO, COLL_ASYNC_INTERNODE_BINOMIAL,
-        COLL_ASYNC_INTERNODE_SCATTER_ALLGATHER};
-    static const enum coll_async_internode_alg allgather_algs[] = {
-        COLL_ASYNC_INTERNODE_AUTO, COLL_ASYNC_INTERNODE_RING,
-        COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING};
+    static const enum coll_async_alg allreduce_algs[] = {
+        COLL_ASYNC_ALG_AUTO, COLL_ASYNC_ALG_RING,
+        COLL_ASYNC_ALG_RECURSIVE_DOUBLING, COLL_ASYNC_ALG_RABENSEIFNER};
+    static const enum coll_async_alg bcast_algs[] = {
+        COLL_ASYNC_ALG_AUTO, COLL_ASYNC_ALG_BINOMIAL,
+        COLL_ASYNC_ALG_SCATTER_ALLGATHER};
+    static const enum coll_async_alg allgather_algs[] = {
+        COLL_ASYNC_ALG_AUTO, COLL_ASYNC_ALG_RING,
+        COLL_ASYNC_ALG_RECURSIVE_DOUBLING};
     int n = g->leaders.size, roots[2] = {0, n - 1};
     struct coll_async_internode x;
 
@@ -301,8 +301,8 @@ static void every_kind(struct group *g)
         check_allgather(g, allgather_algs[a], 5);
         check_allgather(g, allgather_algs[a], 200 * 1000);
     }
-    new_collective(g, &x, COLL_ASYNC_INTERNODE_AUTO);
-    CHECK(0 == run(g->net, &x, COLL_ASYNC_INTERNODE_BARRIER));
+    new_collective(g, &x, COLL_ASYNC_ALG_AUTO);
+    CHECK(0 == run(g->net, &x, COLL_ASYNC_FAMILY_BARRIER));
 }
 
 static void all_collectives(int rank, void *context)
@@ -350,8 +350,8 @@ static void test_group_of_5(void **state) { (void) state; run_group(5, all_colle
 #define PLAN_RANKS 9
 
 struct plan_case {
-    enum coll_async_internode_kind kind;
-    enum coll_async_internode_alg alg;
+    enum coll_async_family kind;
+    enum coll_async_alg alg;
     int root;
     size_t amount; /* elements for reductions, bytes for bcast, base block for allgather */
 };
@@ -424,21 +424,21 @@ static void check_plans_pair_up(int n, const int *ring, const struct plan_case *
 static void test_plans_pair_up(void **state)
 {
     static const struct {
-        enum coll_async_internode_kind kind;
-        enum coll_async_internode_alg alg;
+        enum coll_async_family kind;
+        enum coll_async_alg alg;
     } algs[] = {
-        {COLL_ASYNC_INTERNODE_ALLREDUCE, COLL_ASYNC_INTERNODE_AUTO},
-        {COLL_ASYNC_INTERNODE_ALLREDUCE, COLL_ASYNC_INTERNODE_RING},
-        {COLL_ASYNC_INTERNODE_ALLREDUCE, COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING},
-        {COLL_ASYNC_INTERNODE_ALLREDUCE, COLL_ASYNC_INTERNODE_RABENSEIFNER},
-        {COLL_ASYNC_INTERNODE_BCAST, COLL_ASYNC_INTERNODE_AUTO},
-        {COLL_ASYNC_INTERNODE_BCAST, COLL_ASYNC_INTERNODE_BINOMIAL},
-        {COLL_ASYNC_INTERNODE_BCAST, COLL_ASYNC_INTERNODE_SCATTER_ALLGATHER},
-        {COLL_ASYNC_INTERNODE_REDUCE, COLL_ASYNC_INTERNODE_BINOMIAL},
-        {COLL_ASYNC_INTERNODE_ALLGATHER, COLL_ASYNC_INTERNODE_AUTO},
-        {COLL_ASYNC_INTERNODE_ALLGATHER, COLL_ASYNC_INTERNODE_RING},
-        {COLL_ASYNC_INTERNODE_ALLGATHER, COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING},
-        {COLL_ASYNC_INTERNODE_BARRIER, COLL_ASYNC_INTERNODE_AUTO},
+        {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO},
+        {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING},
+        {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING},
+        {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER},
+        {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_AUTO},
+        {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_BINOMIAL},
+        {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_SCATTER_ALLGATHER},
+        {COLL_ASYNC_FAMILY_REDUCE, COLL_ASYNC_ALG_BINOMIAL},
+        {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO},
+        {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RING},
+        {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RECURSIVE_DOUBLING},
+        {COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_AUTO},
     };
     static const size_t amounts[] = {1, 7, 1000, 300 * 1000 + 3};
     int reversed[PLAN_RANKS];
@@ -477,13 +477,13 @@ static void two_in_flight(int rank, void *context)
         a[i] = input(rank, i);
         b[i] = -input(rank, i);
     }
-    new_collective(&g, &x, COLL_ASYNC_INTERNODE_RING);
-    new_collective(&g, &y, COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING);
+    new_collective(&g, &x, COLL_ASYNC_ALG_RING);
+    new_collective(&g, &y, COLL_ASYNC_ALG_RECURSIVE_DOUBLING);
     x.buf = a;
     y.buf = b;
     x.count = y.count = BIG_COUNT;
-    CHECK(0 == coll_async_internode_start(&x, COLL_ASYNC_INTERNODE_ALLREDUCE));
-    CHECK(0 == coll_async_internode_start(&y, COLL_ASYNC_INTERNODE_ALLREDUCE));
+    CHECK(0 == coll_async_internode_start(&x, COLL_ASYNC_FAMILY_ALLREDUCE));
+    CHECK(0 == coll_async_internode_start(&y, COLL_ASYNC_FAMILY_ALLREDUCE));
     do {
         coll_async_net_progress(g.net);
         rx = coll_async_internode_progress(&x);
@@ -518,10 +518,10 @@ static void peer_killed(int rank, void *context)
     g.net = open_group(rank, nranks, g.peer);
     g.leaders.net = g.net;
     g.leaders.peer = g.peer;
-    new_collective(&g, &x, COLL_ASYNC_INTERNODE_RING);
+    new_collective(&g, &x, COLL_ASYNC_ALG_RING);
     x.buf = buf;
     x.count = BIG_COUNT;
-    CHECK(0 == coll_async_internode_start(&x, COLL_ASYNC_INTERNODE_ALLREDUCE));
+    CHECK(0 == coll_async_internode_start(&x, COLL_ASYNC_FAMILY_ALLREDUCE));
     if (1 == rank) {
         coll_async_net_progress(g.net);
         _exit(0); /* the sockets close with the process */

@@ -25,6 +25,7 @@
 #include "coll_async_collectives.h"
 #include "coll_async_compat.h"
 #include "coll_async_config.h"
+#include "coll_async_decision.h"
 #include "coll_async_engine.h"
 #include "coll_async_hier.h"
 #include "coll_async_parse.h"
@@ -34,16 +35,6 @@
 BEGIN_C_DECLS
 
 struct coll_async_topology;
-
-/* Algorithm choices every family offers; the between-node algorithms have
- * parameters of their own (coll_async_internode_<family>_algorithm). */
-enum coll_async_algorithm {
-    COLL_ASYNC_ALG_AUTO,     /* the component chooses */
-    COLL_ASYNC_ALG_DELEGATE, /* always the coll module selected below this one */
-    COLL_ASYNC_NUM_ALGS
-};
-
-extern const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS];
 
 /* How one collective on one communicator is executed. */
 enum coll_async_path {
@@ -61,7 +52,7 @@ typedef struct mca_coll_async_component_t {
     int priority;
     int verbose;
     char *progress_cpus_value;
-    char *algorithm_value[COLL_ASYNC_NUM_FAMILIES];
+    int algorithm_value[COLL_ASYNC_NUM_FAMILIES]; /* MCA enums from the decision table */
     size_t shm_slot_size;
     size_t shm_piece_size;
     size_t shm_stream_bytes;
@@ -81,7 +72,6 @@ typedef struct mca_coll_async_component_t {
     int verbs_ports;
     int leaders;
     size_t multi_leader_bytes;
-    char *internode_value[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
     bool profile_ring;
     double mcast_drop_fraction;
     int mcast_min_nodes;
@@ -89,7 +79,7 @@ typedef struct mca_coll_async_component_t {
 
     /* ... and as understood by mca_coll_async_params_check(): the algorithms
      * (read by the module's entry), and the settings it hands down. */
-    enum coll_async_algorithm algorithm[COLL_ASYNC_NUM_FAMILIES];
+    enum coll_async_alg algorithm[COLL_ASYNC_NUM_FAMILIES];
     struct coll_async_config config;
 } mca_coll_async_component_t;
 

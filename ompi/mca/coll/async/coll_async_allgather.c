@@ -98,5 +98,5 @@ static int single_copy(struct coll_async_op *op)
 
 void coll_async_allgather_begin(struct coll_async_op *op)
 {
-    schedule_by_size(op, single_copy, staged);
+    schedule_by_size(op, COLL_ASYNC_FAMILY_ALLGATHER, single_copy, staged);
 }

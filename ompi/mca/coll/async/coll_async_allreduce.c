@@ -31,15 +31,8 @@
 
 #include "coll_async_schedule.h"
 
-/* A reduce's inputs stream into the slots up to this size: above it, through the
- * caches measured 1.3-1.6 times faster (1 to 4 MiB at 2 ranks), below it slower. */
-#define REDUCE_STREAM_MAX (512 * 1024)
-
 /* accumulator state = seq * STATE_SCALE + contributions received for seq */
 #define STATE_SCALE ((uint64_t) COLL_ASYNC_SHM_MAX_RANKS)
-
-const char *const coll_async_reduce_mode_names[COLL_ASYNC_NUM_REDUCE_MODES] = {
-    "auto", "each", "root", "lock", "atomic"};
 
 struct coll_async_schedule_config coll_async_schedule_config = {
     .reduce_mode = COLL_ASYNC_REDUCE_AUTO,
@@ -460,7 +453,8 @@ static int rooted_chunks(struct coll_async_op *op)
             }
             schedule_write_slot(op, (const char *) op->sbuf + element_offset(op, op->done),
                                 element_offset(op, chunk),
-                                schedule_streaming(op) && op->bytes <= REDUCE_STREAM_MAX);
+                                coll_async_decision_reduce_streams(
+                                    op->bytes, coll_async_schedule_config.stream_bytes));
         } else {
             if (0 == op->phase) {
                 schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
@@ -608,44 +602,27 @@ static int single_copy(struct coll_async_op *op)
     }
 }
 
-static coll_async_step_fn small_mode(const struct coll_async_op *op)
-{
-    enum coll_async_reduce_mode mode = coll_async_schedule_config.reduce_mode;
-
-    /* An allreduce of 2 ranks: one rank reducing and publishing measured 1.2-1.4
-     * times faster than both reducing from 512 B (alike below). */
-    if (COLL_ASYNC_REDUCE_AUTO == mode) {
-        mode = op->root >= 0 || (2 == schedule_shm(op)->nranks && op->bytes >= 512)
-                   ? COLL_ASYNC_REDUCE_ROOT
-                   : COLL_ASYNC_REDUCE_EACH;
-    }
-    if (COLL_ASYNC_REDUCE_ATOMIC == mode && NULL == op->reduction.kernel_atomic) {
-        mode = COLL_ASYNC_REDUCE_LOCK; /* no atomic form for this type and op */
-    }
-    switch (mode) {
-    case COLL_ASYNC_REDUCE_ROOT: return small_root;
-    case COLL_ASYNC_REDUCE_LOCK: return small_lock;
-    case COLL_ASYNC_REDUCE_ATOMIC: return small_atomic;
-    default: return small_each;
-    }
-}
-
 void coll_async_reduction_begin(struct coll_async_op *op)
 {
-    size_t slot = schedule_shm(op)->slot_size;
+    struct coll_async_decision_shm shm = schedule_decision(op);
+    enum coll_async_family family = op->root < 0 ? COLL_ASYNC_FAMILY_ALLREDUCE
+                                                 : COLL_ASYNC_FAMILY_REDUCE;
     uint64_t steps = 1;
 
     op->phase = 0;
     op->done = 0;
-    if (op->bytes <= coll_async_schedule_config.small_reduce_bytes && op->bytes <= slot) {
-        op->step = small_mode(op);
-    } else if (op->bytes > slot && coll_async_mapper_single_copy(op->channel)) {
-        op->step = single_copy;
-    } else {
-        size_t per_chunk = slot / op->reduction.size;
-        /* Only the root needs the result: the others hand in their data and go. */
+    switch (coll_async_decision_shm(family, op->bytes, op->root, &shm)) {
+    case COLL_ASYNC_SHM_SMALL_ROOT: op->step = small_root; break;
+    case COLL_ASYNC_SHM_SMALL_LOCK: op->step = small_lock; break;
+    case COLL_ASYNC_SHM_SMALL_ATOMIC: op->step = small_atomic; break;
+    case COLL_ASYNC_SHM_SMALL_EACH: op->step = small_each; break;
+    case COLL_ASYNC_SHM_SINGLE_COPY: op->step = single_copy; break;
+    default:
+        /* STAGED or ROOTED_CHUNKS, slot-sized chunks. */
         op->step = op->root < 0 ? staged : rooted_chunks;
-        steps = (op->count + per_chunk - 1) / per_chunk;
+        steps = (op->count + shm.slot_size / op->reduction.size - 1)
+                / (shm.slot_size / op->reduction.size);
+        break;
     }
     op->seq = coll_async_mapper_sequence(op->channel, steps);
 }

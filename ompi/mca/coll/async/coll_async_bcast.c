@@ -93,5 +93,5 @@ static int single_copy(struct coll_async_op *op)
 
 void coll_async_bcast_begin(struct coll_async_op *op)
 {
-    schedule_by_size(op, single_copy, staged);
+    schedule_by_size(op, COLL_ASYNC_FAMILY_BCAST, single_copy, staged);
 }

@@ -22,7 +22,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "coll_async_hier.h"
+#include "coll_async_collectives.h"
+#include "coll_async_decision.h"
 #include "coll_async_parse.h"
 #include "transport/coll_async_mapper.h"
 
@@ -40,11 +41,12 @@ struct coll_async_config {
     const char *progress_cpus_value;
 
     /* Across nodes: leaders per node (0: one per NIC), the size from which an
-     * allreduce is split over them, the algorithms forced between nodes, and
-     * whether the ring of leaders is ordered by measured bandwidth. */
+     * allreduce is split over them, the algorithm of each family (the hierarchy
+     * keeps its own copy), and whether the ring of leaders is ordered by measured
+     * bandwidth. */
     int leaders;
     size_t multi_leader_bytes;
-    enum coll_async_internode_alg internode[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
+    enum coll_async_alg algorithm[COLL_ASYNC_NUM_FAMILIES];
     bool profile_ring;
 
     /* The transports between nodes: TCP's interfaces (lists as given, "": all),

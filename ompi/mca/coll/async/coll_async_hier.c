@@ -260,6 +260,7 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
 {
     int level = 0 == hier->rank ? 1 : 2;
     char leaders[128] = "", allreduce[96], point_to_point[96], bcast[256], allgather[96];
+    char reduce[96], barrier[96];
     int over_verbs = 0, over_tcp = 0;
     size_t used = 0;
 
@@ -288,22 +289,28 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
                         hier->node_count, coll_async_hier_node_size(hier, hier->node),
                         hier->slots, 1 == hier->slots ? "" : "s", leaders, over_verbs, over_tcp,
                         mca_coll_async_network_interfaces());
-    coll_async_internode_describe(COLL_ASYNC_INTERNODE_ALLREDUCE,
-                                  hier->internode[COLL_ASYNC_INTERNODE_FOR_ALLREDUCE],
-                                  hier->node_count, allreduce, sizeof(allreduce));
-    coll_async_internode_describe(COLL_ASYNC_INTERNODE_BCAST,
-                                  hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST],
-                                  hier->node_count, point_to_point, sizeof(point_to_point));
+    /* The table's choices between nodes, as coll_async_decision_between() makes them. */
+    coll_async_decision_describe(COLL_ASYNC_FAMILY_ALLREDUCE,
+                                 hier->algorithm[COLL_ASYNC_FAMILY_ALLREDUCE], hier->node_count,
+                                 allreduce, sizeof(allreduce));
+    coll_async_decision_describe(COLL_ASYNC_FAMILY_BCAST, hier->algorithm[COLL_ASYNC_FAMILY_BCAST],
+                                 hier->node_count, point_to_point, sizeof(point_to_point));
     mca_coll_async_hier_multicast_describe(hier, point_to_point, bcast, sizeof(bcast));
-    coll_async_internode_describe(COLL_ASYNC_INTERNODE_ALLGATHER,
-                                  hier->internode[COLL_ASYNC_INTERNODE_FOR_ALLGATHER],
-                                  hier->node_count, allgather, sizeof(allgather));
+    coll_async_decision_describe(COLL_ASYNC_FAMILY_ALLGATHER,
+                                 hier->algorithm[COLL_ASYNC_FAMILY_ALLGATHER], hier->node_count,
+                                 allgather, sizeof(allgather));
+    coll_async_decision_describe(COLL_ASYNC_FAMILY_REDUCE,
+                                 hier->algorithm[COLL_ASYNC_FAMILY_REDUCE], hier->node_count,
+                                 reduce, sizeof(reduce));
+    coll_async_decision_describe(COLL_ASYNC_FAMILY_BARRIER,
+                                 hier->algorithm[COLL_ASYNC_FAMILY_BARRIER], hier->node_count,
+                                 barrier, sizeof(barrier));
     opal_output_verbose(level, mca_coll_async_output,
                         "coll:async: %s (cid %u): between %d nodes: allreduce %s (split over "
-                        "the leaders from %zu B); bcast %s; allgather %s; reduce binomial; "
-                        "barrier dissemination",
+                        "the leaders from %zu B); bcast %s; allgather %s; reduce %s; "
+                        "barrier %s",
                         comm->c_name, coll_async_comm_cid(comm), hier->node_count, allreduce,
-                        hier->multi_leader_bytes, bcast, allgather);
+                        hier->multi_leader_bytes, bcast, allgather, reduce, barrier);
 }
 
 /* The hierarchy's data, before the shared memory of this node. */
@@ -319,7 +326,7 @@ static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
     hier->net = mca_coll_async_network();
     hier->tag_base = (uint64_t) coll_async_comm_cid(comm) << 40;
     hier->multi_leader_bytes = config->multi_leader_bytes;
-    memcpy(hier->internode, config->internode, sizeof(hier->internode));
+    memcpy(hier->algorithm, config->algorithm, sizeof(hier->algorithm));
     group_by_node(hier, places);
     if (NULL == procs) {
         return OMPI_ERR_OUT_OF_RESOURCE;

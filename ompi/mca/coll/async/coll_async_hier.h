@@ -35,14 +35,6 @@ struct coll_async_hier_multicast;
 
 #define COLL_ASYNC_HIER_MAX_SLOTS 8
 
-/* The families whose algorithm between nodes a parameter can force. */
-enum coll_async_internode_family {
-    COLL_ASYNC_INTERNODE_FOR_ALLREDUCE,
-    COLL_ASYNC_INTERNODE_FOR_BCAST,
-    COLL_ASYNC_INTERNODE_FOR_ALLGATHER,
-    COLL_ASYNC_NUM_INTERNODE_FAMILIES
-};
-
 struct coll_async_hier {
     const char *name;   /* the communicator's, for messages */
     unsigned cid;       /* the communicator's, for messages */
@@ -69,7 +61,7 @@ struct coll_async_hier {
     uint64_t started;   /* collectives begun on the communicator (their tags) */
 
     size_t multi_leader_bytes;
-    enum coll_async_internode_alg internode[COLL_ASYNC_NUM_INTERNODE_FAMILIES];
+    enum coll_async_alg algorithm[COLL_ASYNC_NUM_FAMILIES]; /* the parameters, per family */
 
     /* Which bcasts go over the leaders' multicast group, and the group: owned by
      * coll_async_hier_multicast.c, read through its functions (coll_async.h). */
@@ -95,19 +87,12 @@ static inline uint64_t coll_async_hier_next_tag(struct coll_async_hier *hier)
 /*
  * The hierarchical schedules (coll_async_hierarchical.c): a run of stages on
  * this node's channel (the shared-memory schedules) and between nodes (the
- * leaders' algorithms). The op's arguments are those of the shared-memory
- * schedules (coll_async_schedule.h); its plan is a run from
- * coll_async_hier_run_new(), freed by coll_async_hier_run_free().
+ * leaders' algorithms), for the families coll_async_decision_hierarchical()
+ * names. The op's arguments are those of the shared-memory schedules
+ * (coll_async_schedule.h); its plan is a run from coll_async_hier_run_new(),
+ * freed by coll_async_hier_run_free().
  */
-enum coll_async_hier_kind {
-    COLL_ASYNC_HIER_ALLREDUCE,
-    COLL_ASYNC_HIER_REDUCE,
-    COLL_ASYNC_HIER_BCAST,
-    COLL_ASYNC_HIER_BARRIER,
-    COLL_ASYNC_HIER_ALLGATHER
-};
-
-void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_hier_kind kind);
+void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_family family);
 void coll_async_hier_run_free(void *run);
 void coll_async_hier_begin(struct coll_async_op *op);
 

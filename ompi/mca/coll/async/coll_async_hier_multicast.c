@@ -70,10 +70,10 @@ static const char *choose(struct coll_async_hier_multicast *state,
                           const struct coll_async_hier *hier,
                           const struct coll_async_config *config)
 {
-    enum coll_async_internode_alg alg = hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST];
+    enum coll_async_alg alg = hier->algorithm[COLL_ASYNC_FAMILY_BCAST];
 
     state->from = SIZE_MAX;
-    if (COLL_ASYNC_INTERNODE_MULTICAST != alg && COLL_ASYNC_INTERNODE_AUTO != alg) {
+    if (COLL_ASYNC_ALG_MULTICAST != alg && COLL_ASYNC_ALG_AUTO != alg) {
         return NULL;
     }
     if (!coll_async_mcast_built()) {
@@ -82,12 +82,9 @@ static const char *choose(struct coll_async_hier_multicast *state,
     if (hier->node_count > COLL_ASYNC_MULTICAST_MAX_NODES) {
         return "more nodes than its set-up can number";
     }
-    if (COLL_ASYNC_INTERNODE_MULTICAST == alg) {
-        state->from = 1;
-    } else if (0 < config->multicast.min_nodes && hier->node_count >= config->multicast.min_nodes
-               && leaders_have_verbs(hier)) {
-        state->from = config->multicast.min_bytes;
-    }
+    state->from = coll_async_decision_multicast_from(
+        alg, hier->node_count, config->multicast.min_nodes, config->multicast.min_bytes,
+        COLL_ASYNC_ALG_AUTO == alg && leaders_have_verbs(hier));
     return NULL;
 }
 
@@ -113,7 +110,7 @@ int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
         .include = settings->multicast.include,
         .exclude = settings->multicast.exclude,
         .drop_fraction = settings->multicast.drop_fraction,
-        .verbs_only = COLL_ASYNC_INTERNODE_AUTO == hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST],
+        .verbs_only = COLL_ASYNC_ALG_AUTO == hier->algorithm[COLL_ASYNC_FAMILY_BCAST],
         .settled = settled,
         .context = hier};
     const struct coll_async_card *first;

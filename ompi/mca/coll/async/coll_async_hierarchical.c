@@ -53,7 +53,7 @@ struct stage {
     enum stage_kind kind;
     bool needs_status;                 /* skipped once the run has failed */
     void (*begin)(struct coll_async_op *op);
-    enum coll_async_internode_kind net;
+    enum coll_async_family net;         /* NET: the leaders' collective */
     const struct coll_async_leaders *group;
     int root;                          /* LOCAL, STATUS: local index; NET: group index */
     const void *sbuf;
@@ -63,7 +63,7 @@ struct stage {
 
 struct run {
     struct coll_async_hier *hier;
-    enum coll_async_hier_kind kind;
+    enum coll_async_family family;
     struct stage stages[MAX_STAGES];
     int stage_count, at;
     bool started;                      /* the stage at `at` has begun */
@@ -79,13 +79,13 @@ struct run {
     struct coll_async_failure failure; /* what failed between nodes, for the op to report */
 };
 
-void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_hier_kind kind)
+void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_family family)
 {
     struct run *run = calloc(1, sizeof(*run));
 
     if (NULL != run) {
         run->hier = hier;
-        run->kind = kind;
+        run->family = family;
     }
     return run;
 }
@@ -142,13 +142,13 @@ static void add_from_leader(struct run *run, int leader, void *buf, size_t bytes
     run->stages[run->stage_count - 1].needs_status = true;
 }
 
-static void add_net(struct run *run, enum coll_async_internode_kind kind,
+static void add_net(struct run *run, enum coll_async_family family,
                     const struct coll_async_leaders *group, int root, void *buf, size_t count,
                     size_t bytes)
 {
     struct stage *stage = add(run, STAGE_NET);
 
-    stage->net = kind;
+    stage->net = family;
     stage->group = group;
     stage->root = root;
     stage->rbuf = buf;
@@ -179,7 +179,8 @@ static void plan_allreduce(struct run *run, struct coll_async_op *op)
 {
     struct coll_async_hier *hier = run->hier;
     size_t size = op->reduction.size;
-    int parts = op->bytes >= hier->multi_leader_bytes ? hier->slots : 1;
+    int parts = coll_async_decision_leader_parts(op->bytes, hier->multi_leader_bytes,
+                                                 hier->slots);
     size_t first[COLL_ASYNC_HIER_MAX_SLOTS], share[COLL_ASYNC_HIER_MAX_SLOTS];
 
     for (int part = 0; part < parts; ++part) {
@@ -196,7 +197,7 @@ static void plan_allreduce(struct run *run, struct coll_async_op *op)
         add_copy(run, op->sbuf, op->rbuf, op->bytes);
     }
     if (0 <= hier->slot && hier->slot < parts && 0 < share[hier->slot]) {
-        add_net(run, COLL_ASYNC_INTERNODE_ALLREDUCE, &hier->group, 0,
+        add_net(run, COLL_ASYNC_FAMILY_ALLREDUCE, &hier->group, 0,
                 (char *) op->rbuf + first[hier->slot] * size, share[hier->slot], 0);
     }
     for (int part = 0; part < parts && hier->has_local; ++part) {
@@ -284,7 +285,7 @@ static int plan_bcast(struct run *run, struct coll_async_op *op)
         return rc;
     }
     if (NULL != group) {
-        add_net(run, COLL_ASYNC_INTERNODE_BCAST, group, hier->node_of[op->root], op->rbuf, 0,
+        add_net(run, COLL_ASYNC_FAMILY_BCAST, group, hier->node_of[op->root], op->rbuf, 0,
                 op->bytes);
     }
     if (!hier->has_local) {
@@ -322,7 +323,7 @@ static int plan_reduce(struct run *run, struct coll_async_op *op)
         add_copy(run, op->sbuf, result, op->bytes);
     }
     if (NULL != group) {
-        add_net(run, COLL_ASYNC_INTERNODE_REDUCE, group, hier->node_of[op->root], result,
+        add_net(run, COLL_ASYNC_FAMILY_REDUCE, group, hier->node_of[op->root], result,
                 op->count, 0);
     }
     return OMPI_SUCCESS;
@@ -336,7 +337,7 @@ static void plan_barrier(struct run *run)
         add_local(run, coll_async_barrier_begin, -1, NULL, NULL, 0, 0);
     }
     if (0 == hier->slot) {
-        add_net(run, COLL_ASYNC_INTERNODE_BARRIER, &hier->group, 0, NULL, 0, 0);
+        add_net(run, COLL_ASYNC_FAMILY_BARRIER, &hier->group, 0, NULL, 0, 0);
     }
     if (hier->has_local) {
         /* The leader's status releases the node. */
@@ -376,7 +377,7 @@ static int plan_allgather(struct run *run, struct coll_async_op *op)
             run->block_offset[node] = (size_t) hier->node_first[node] * block;
             run->block_bytes[node] = (size_t) coll_async_hier_node_size(hier, node) * block;
         }
-        add_net(run, COLL_ASYNC_INTERNODE_ALLGATHER, &hier->group, 0, by_node, 0, total);
+        add_net(run, COLL_ASYNC_FAMILY_ALLGATHER, &hier->group, 0, by_node, 0, total);
         if (!hier->rank_ordered) {
             struct stage *permute = add(run, STAGE_PERMUTE);
 
@@ -393,39 +394,25 @@ static int plan_allgather(struct run *run, struct coll_async_op *op)
 
 static int plan(struct run *run, struct coll_async_op *op)
 {
-    switch (run->kind) {
-    case COLL_ASYNC_HIER_ALLREDUCE:
+    switch (run->family) {
+    case COLL_ASYNC_FAMILY_ALLREDUCE:
         plan_allreduce(run, op);
         return OMPI_SUCCESS;
-    case COLL_ASYNC_HIER_REDUCE:
+    case COLL_ASYNC_FAMILY_REDUCE:
         return plan_reduce(run, op);
-    case COLL_ASYNC_HIER_BCAST:
+    case COLL_ASYNC_FAMILY_BCAST:
         return plan_bcast(run, op);
-    case COLL_ASYNC_HIER_BARRIER:
+    case COLL_ASYNC_FAMILY_BARRIER:
         plan_barrier(run);
         return OMPI_SUCCESS;
-    case COLL_ASYNC_HIER_ALLGATHER:
+    case COLL_ASYNC_FAMILY_ALLGATHER:
         return plan_allgather(run, op);
+    default:
+        return OMPI_ERR_BAD_PARAM; /* not hierarchical (coll_async_decision.c) */
     }
-    return OMPI_ERR_BAD_PARAM;
 }
 
 /* Running the stages */
-
-static enum coll_async_internode_alg forced_alg(const struct coll_async_hier *hier,
-                                                enum coll_async_internode_kind kind)
-{
-    switch (kind) {
-    case COLL_ASYNC_INTERNODE_ALLREDUCE:
-        return hier->internode[COLL_ASYNC_INTERNODE_FOR_ALLREDUCE];
-    case COLL_ASYNC_INTERNODE_BCAST:
-        return hier->internode[COLL_ASYNC_INTERNODE_FOR_BCAST];
-    case COLL_ASYNC_INTERNODE_ALLGATHER:
-        return hier->internode[COLL_ASYNC_INTERNODE_FOR_ALLGATHER];
-    default:
-        return COLL_ASYNC_INTERNODE_AUTO;
-    }
-}
 
 static int start_stage(struct run *run, struct coll_async_op *op, struct stage *stage)
 {
@@ -453,7 +440,7 @@ static int start_stage(struct run *run, struct coll_async_op *op, struct stage *
     case STAGE_NET:
         run->net = (struct coll_async_internode){.group = stage->group,
                                                  .tag = run->tag,
-                                                 .alg = forced_alg(hier, stage->net),
+                                                 .alg = hier->algorithm[stage->net],
                                                  .buf = stage->rbuf,
                                                  .count = stage->count,
                                                  .reduction = &op->reduction,

@@ -19,22 +19,6 @@
 
 #include "coll_async_internode.h"
 
-const char *const coll_async_internode_alg_names[COLL_ASYNC_NUM_INTERNODE_ALGS] = {
-    [COLL_ASYNC_INTERNODE_AUTO] = "auto",
-    [COLL_ASYNC_INTERNODE_RING] = "ring",
-    [COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING] = "recursive_doubling",
-    [COLL_ASYNC_INTERNODE_RABENSEIFNER] = "rabenseifner",
-    [COLL_ASYNC_INTERNODE_BINOMIAL] = "binomial",
-    [COLL_ASYNC_INTERNODE_SCATTER_ALLGATHER] = "scatter_allgather",
-    [COLL_ASYNC_INTERNODE_DISSEMINATION] = "dissemination",
-    [COLL_ASYNC_INTERNODE_MULTICAST] = "multicast",
-};
-
-/* AUTO's choices, measured with bench/compare -V over loopback (README). */
-#define SMALL_ALLREDUCE_BYTES (16 * 1024)
-#define SMALL_BCAST_BYTES (128 * 1024)
-#define SMALL_ALLGATHER_BYTES (64 * 1024)
-
 /* One round of this rank: at most one send and one receive, posted together,
  * then, once both are done, reduce_into op= recv. */
 struct coll_async_internode_round {
@@ -448,77 +432,13 @@ static void plan_recursive_doubling_allgather(struct plan *plan)
     }
 }
 
-static bool power_of_two(int n)
-{
-    return 0 == (n & (n - 1));
-}
-
-/* AUTO, and forced choices a group cannot run, resolved. */
-static enum coll_async_internode_alg choose(const struct coll_async_internode *x,
-                                            enum coll_async_internode_kind kind, size_t bytes)
+int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_family family)
 {
     int n = x->group->size;
-    enum coll_async_internode_alg alg = x->alg;
-
-    switch (kind) {
-    case COLL_ASYNC_INTERNODE_ALLREDUCE:
-        if (COLL_ASYNC_INTERNODE_RING != alg && COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING != alg
-            && COLL_ASYNC_INTERNODE_RABENSEIFNER != alg) {
-            alg = bytes <= SMALL_ALLREDUCE_BYTES || x->count < (size_t) n
-                      ? COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING
-                  : power_of_two(n) ? COLL_ASYNC_INTERNODE_RABENSEIFNER
-                                    : COLL_ASYNC_INTERNODE_RING;
-        }
-        return alg;
-    case COLL_ASYNC_INTERNODE_BCAST:
-        if (COLL_ASYNC_INTERNODE_BINOMIAL != alg && COLL_ASYNC_INTERNODE_SCATTER_ALLGATHER != alg) {
-            alg = bytes <= SMALL_BCAST_BYTES || n <= 2 ? COLL_ASYNC_INTERNODE_BINOMIAL
-                                                       : COLL_ASYNC_INTERNODE_SCATTER_ALLGATHER;
-        }
-        return alg;
-    case COLL_ASYNC_INTERNODE_ALLGATHER:
-        /* Recursive doubling needs a power of two; other groups take the ring. */
-        if (!power_of_two(n)) {
-            return COLL_ASYNC_INTERNODE_RING;
-        }
-        if (COLL_ASYNC_INTERNODE_RING == alg || COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING == alg) {
-            return alg;
-        }
-        return bytes <= SMALL_ALLGATHER_BYTES ? COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING
-                                              : COLL_ASYNC_INTERNODE_RING;
-    case COLL_ASYNC_INTERNODE_REDUCE:
-        return COLL_ASYNC_INTERNODE_BINOMIAL;
-    case COLL_ASYNC_INTERNODE_BARRIER:
-        return COLL_ASYNC_INTERNODE_DISSEMINATION;
-    }
-    return alg;
-}
-
-/* "recursive_doubling up to 16384 B, then ring": what choose() does for a group of n. */
-int coll_async_internode_describe(enum coll_async_internode_kind kind,
-                                  enum coll_async_internode_alg alg, int n, char *buf, size_t len)
-{
-    struct coll_async_leaders group = {.size = n};
-    struct coll_async_internode x = {.group = &group, .alg = alg, .count = SIZE_MAX};
-    size_t limit = COLL_ASYNC_INTERNODE_ALLREDUCE == kind ? SMALL_ALLREDUCE_BYTES
-                 : COLL_ASYNC_INTERNODE_BCAST == kind     ? SMALL_BCAST_BYTES
-                                                          : SMALL_ALLGATHER_BYTES;
-    enum coll_async_internode_alg small = choose(&x, kind, 1), large = choose(&x, kind, SIZE_MAX);
-
-    if (small == large) {
-        return snprintf(buf, len, "%s", coll_async_internode_alg_names[small]);
-    }
-    return snprintf(buf, len, "%s up to %zu B, then %s", coll_async_internode_alg_names[small],
-                    limit, coll_async_internode_alg_names[large]);
-}
-
-int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_internode_kind kind)
-{
-    int n = x->group->size;
-    bool reduces = COLL_ASYNC_INTERNODE_ALLREDUCE == kind || COLL_ASYNC_INTERNODE_REDUCE == kind;
+    bool reduces = COLL_ASYNC_FAMILY_ALLREDUCE == family || COLL_ASYNC_FAMILY_REDUCE == family;
     struct plan plan = {.x = x, .size = reduces ? x->reduction->size : 1, .data = x->buf};
     size_t bytes = reduces ? x->count * plan.size
-                 : COLL_ASYNC_INTERNODE_ALLGATHER == kind && n > 0
+                 : COLL_ASYNC_FAMILY_ALLGATHER == family && n > 0
                      ? x->block_offset[n - 1] + x->block_bytes[n - 1]
                      : x->bytes;
 
@@ -527,8 +447,8 @@ int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_i
     x->scratch = NULL;
     x->transfers = NULL;
     x->error = NULL;
-    x->alg = choose(x, kind, bytes);
-    if (n < 2 || (0 == bytes && COLL_ASYNC_INTERNODE_BARRIER != kind)) {
+    x->alg = coll_async_decision_between(family, x->alg, bytes, x->count, n);
+    if (n < 2 || (0 == bytes && COLL_ASYNC_FAMILY_BARRIER != family)) {
         return 0;
     }
     /* Rounds: at most 2n + 2 log n + 2; scratch: a whole vector for reductions, two
@@ -541,20 +461,20 @@ int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_i
         return -ENOMEM;
     }
     switch (x->alg) {
-    case COLL_ASYNC_INTERNODE_RING:
-        (COLL_ASYNC_INTERNODE_ALLREDUCE == kind ? plan_ring_allreduce : plan_ring_allgather)(&plan);
+    case COLL_ASYNC_ALG_RING:
+        (COLL_ASYNC_FAMILY_ALLREDUCE == family ? plan_ring_allreduce : plan_ring_allgather)(&plan);
         break;
-    case COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING:
-        (COLL_ASYNC_INTERNODE_ALLREDUCE == kind ? plan_recursive_doubling_allreduce
+    case COLL_ASYNC_ALG_RECURSIVE_DOUBLING:
+        (COLL_ASYNC_FAMILY_ALLREDUCE == family ? plan_recursive_doubling_allreduce
                                                 : plan_recursive_doubling_allgather)(&plan);
         break;
-    case COLL_ASYNC_INTERNODE_RABENSEIFNER:
+    case COLL_ASYNC_ALG_RABENSEIFNER:
         plan_rabenseifner_allreduce(&plan);
         break;
-    case COLL_ASYNC_INTERNODE_BINOMIAL:
-        (COLL_ASYNC_INTERNODE_BCAST == kind ? plan_binomial_bcast : plan_binomial_reduce)(&plan);
+    case COLL_ASYNC_ALG_BINOMIAL:
+        (COLL_ASYNC_FAMILY_BCAST == family ? plan_binomial_bcast : plan_binomial_reduce)(&plan);
         break;
-    case COLL_ASYNC_INTERNODE_SCATTER_ALLGATHER:
+    case COLL_ASYNC_ALG_SCATTER_ALLGATHER:
         plan_scatter_allgather_bcast(&plan);
         break;
     default:

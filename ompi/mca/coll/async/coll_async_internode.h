@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coll_async_decision.h"
 #include "coll_async_reduction.h"
 #include "transport/coll_async_net.h"
 
@@ -43,29 +44,6 @@ struct coll_async_leaders {
     const int *ring;      /* ring position -> index (profiled order); NULL: identity */
 };
 
-enum coll_async_internode_alg {
-    COLL_ASYNC_INTERNODE_AUTO,               /* by size and group size */
-    COLL_ASYNC_INTERNODE_RING,               /* allreduce: reduce-scatter + allgather; allgather */
-    COLL_ASYNC_INTERNODE_RECURSIVE_DOUBLING, /* allreduce, allgather */
-    COLL_ASYNC_INTERNODE_RABENSEIFNER,       /* allreduce: halving reduce-scatter + doubling allgather */
-    COLL_ASYNC_INTERNODE_BINOMIAL,           /* bcast, reduce */
-    COLL_ASYNC_INTERNODE_SCATTER_ALLGATHER,  /* bcast: binomial scatter + ring allgather */
-    COLL_ASYNC_INTERNODE_DISSEMINATION,      /* barrier */
-    COLL_ASYNC_INTERNODE_MULTICAST,          /* bcast: a UD multicast group (coll_async_multicast.h);
-                                                here, where it cannot run, as AUTO */
-    COLL_ASYNC_NUM_INTERNODE_ALGS
-};
-
-extern const char *const coll_async_internode_alg_names[COLL_ASYNC_NUM_INTERNODE_ALGS];
-
-enum coll_async_internode_kind {
-    COLL_ASYNC_INTERNODE_ALLREDUCE,
-    COLL_ASYNC_INTERNODE_BCAST,
-    COLL_ASYNC_INTERNODE_REDUCE,
-    COLL_ASYNC_INTERNODE_BARRIER,
-    COLL_ASYNC_INTERNODE_ALLGATHER
-};
-
 struct coll_async_internode_round;
 struct coll_async_internode_transfers;
 
@@ -73,7 +51,7 @@ struct coll_async_internode {
     /* Set by the caller before start. */
     const struct coll_async_leaders *group;
     uint64_t tag;            /* base tag, unique per collective in flight on the group */
-    enum coll_async_internode_alg alg;
+    enum coll_async_alg alg; /* the parameter's, then what runs */
     /* allreduce: in/out, count elements; bcast: bytes, the root's in, the others' out;
      * reduce: every leader's input, the result at the root (the others' is
      * clobbered); allgather: the whole result, this leader's block in place. */
@@ -93,13 +71,9 @@ struct coll_async_internode {
     struct coll_async_internode_transfers *transfers;
 };
 
-/* What start chooses for kind with alg in a group of n, in words (snprintf's
- * contract): "recursive_doubling up to 16384 B, then ring". */
-int coll_async_internode_describe(enum coll_async_internode_kind kind,
-                                  enum coll_async_internode_alg alg, int n, char *buf, size_t len);
-
-/* Resolves AUTO, plans the rounds; 0 or -errno. */
-int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_internode_kind kind);
+/* Resolves alg through the decision table (coll_async_decision_between()), plans
+ * the rounds of family (allreduce, bcast, reduce, barrier, allgather); 0 or -errno. */
+int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_family family);
 
 /* Posts what can be posted: 0 done, COLL_ASYNC_INTERNODE_AGAIN, or -errno (x->error
  * says why). */

@@ -13,8 +13,9 @@
  * comm_query offers a module for every intracommunicator (intercommunicators are
  * declined, so coll/inter takes them). When the module is enabled, the components
  * of lower priority have already installed their functions on the communicator;
- * the module keeps them as "below" (as han does) and decides, per collective,
- * whether this component runs it (native) or hands it to them (delegated).
+ * the module keeps them as "below" (as han does) and asks the decision table
+ * (coll_async_decision.h), per collective, whether this component runs it
+ * (native) or hands it to them (delegated).
  */
 
 #include "ompi_config.h"
@@ -96,40 +97,13 @@ static bool all_on_this_node(struct ompi_communicator_t *comm)
     return true;
 }
 
-/* The families that run hierarchically across nodes. */
-static bool hierarchical(enum coll_async_family family)
+/* The communicator as the decision table sees it. */
+static struct coll_async_decision_comm decision_comm(const mca_coll_async_module_t *module,
+                                                     struct ompi_communicator_t *comm)
 {
-    switch (family) {
-    case COLL_ASYNC_FAMILY_ALLREDUCE:
-    case COLL_ASYNC_FAMILY_REDUCE:
-    case COLL_ASYNC_FAMILY_BCAST:
-    case COLL_ASYNC_FAMILY_BARRIER:
-    case COLL_ASYNC_FAMILY_ALLGATHER:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* Single process: every collective is a local copy. Several on one node: every
- * collective, once the channel is open. Across nodes: the hierarchical ones. */
-static bool has_native(const mca_coll_async_module_t *module, struct ompi_communicator_t *comm,
-                       enum coll_async_coll coll)
-{
-    return 1 == ompi_comm_size(comm) || module->has_channel
-           || (NULL != module->hier && hierarchical(coll_async_family_of(coll)));
-}
-
-/* Whether a family this communicator could run natively is not forced to delegate. */
-static bool wanted(bool across_nodes)
-{
-    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
-        if (COLL_ASYNC_ALG_DELEGATE != mca_coll_async_component.algorithm[family]
-            && (!across_nodes || hierarchical(family))) {
-            return true;
-        }
-    }
-    return false;
+    return (struct coll_async_decision_comm){.size = ompi_comm_size(comm),
+                                             .has_channel = module->has_channel,
+                                             .spans_nodes = NULL != module->hier};
 }
 
 /* Opens the shared-memory channel when comm spans several ranks of this node, or
@@ -144,12 +118,12 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
         return;
     }
     if (!all_on_this_node(comm)) {
-        if (wanted(true)) {
+        if (coll_async_decision_wanted(mca_coll_async_component.algorithm, true)) {
             module->hier = mca_coll_async_hier_open(comm, config);
         }
         return;
     }
-    if (!wanted(false)
+    if (!coll_async_decision_wanted(mca_coll_async_component.algorithm, false)
         || OMPI_SUCCESS != mca_coll_async_segment_open(&module->channel, &config->channel, comm, NULL,
                                                        ompi_comm_size(comm),
                                                        ompi_comm_rank(comm), false)) {
@@ -169,12 +143,11 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
 static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll coll,
                        struct ompi_communicator_t *comm)
 {
-    enum coll_async_algorithm alg =
-        mca_coll_async_component.algorithm[coll_async_family_of(coll)];
+    enum coll_async_family family = coll_async_family_of(coll);
+    struct coll_async_decision_comm on = decision_comm(module, comm);
     bool can_delegate = NULL != below_module(&module->below, coll);
-    bool can_run = has_native(module, comm, coll);
 
-    if (can_run && COLL_ASYNC_ALG_DELEGATE != alg) {
+    if (coll_async_decision_native(family, mca_coll_async_component.algorithm[family], &on)) {
         module->path[coll] = COLL_ASYNC_PATH_NATIVE;
         return OMPI_SUCCESS;
     }
@@ -231,6 +204,45 @@ static void report_paths(mca_coll_async_module_t *module, struct ompi_communicat
     }
 }
 
+/*
+ * Families forced to an algorithm between nodes that this communicator cannot
+ * run (it is on one node, or its nodes are a group the algorithm does not take):
+ * their calls run as the table chooses instead, said once per communicator, e.g.
+ *   coll:async: MPI_COMM_WORLD (cid 0, size 2): allreduce forced to ring, which
+ *   runs between nodes, and the communicator is on one node: auto instead
+ */
+static void report_fallbacks(mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
+{
+    int nodes = NULL != module->hier ? module->hier->node_count : 1;
+
+    if (0 != ompi_comm_rank(comm) || 1 == ompi_comm_size(comm)) {
+        return;
+    }
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
+        enum coll_async_alg alg = mca_coll_async_component.algorithm[family], instead;
+
+        if (COLL_ASYNC_PATH_NATIVE != module->path[COLL_ASYNC_NUM_FORMS * family]
+            || !coll_async_decision_fallback(family, alg, nodes, &instead)) {
+            continue;
+        }
+        if (1 == nodes) {
+            opal_output_verbose(1, mca_coll_async_output,
+                                "coll:async: %s (cid %u, size %d): %s forced to %s, which runs "
+                                "between nodes, and the communicator is on one node: %s "
+                                "instead", comm->c_name, coll_async_comm_cid(comm),
+                                ompi_comm_size(comm), coll_async_family_name(family),
+                                coll_async_alg_names[alg], coll_async_alg_names[instead]);
+        } else {
+            opal_output_verbose(1, mca_coll_async_output,
+                                "coll:async: %s (cid %u, size %d): %s forced to %s, which %d "
+                                "nodes cannot run: %s instead", comm->c_name,
+                                coll_async_comm_cid(comm), ompi_comm_size(comm),
+                                coll_async_family_name(family), coll_async_alg_names[alg], nodes,
+                                coll_async_alg_names[instead]);
+        }
+    }
+}
+
 static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_t *comm)
 {
     mca_coll_async_module_t *module = (mca_coll_async_module_t *) base;
@@ -246,6 +258,7 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
         }
     }
     report_paths(module, comm);
+    report_fallbacks(module, comm);
     return OMPI_SUCCESS;
 }
 

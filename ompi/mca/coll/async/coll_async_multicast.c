@@ -73,11 +73,6 @@ coll_async_multicast_new(const struct coll_async_leaders *leaders,
     return group;
 }
 
-static void detach_from_mapper(struct coll_async_multicast *group)
-{
-    coll_async_net_detach(group->leaders.net, group->transport);
-}
-
 /* The member leaves the group; what it did stays in the summary. */
 static void leave(struct coll_async_multicast *group)
 {
@@ -96,7 +91,7 @@ static void leave(struct coll_async_multicast *group)
              (unsigned long long) s.data_received, (unsigned long long) s.dropped,
              (unsigned long long) s.duplicates, (unsigned long long) s.wrong_source,
              (unsigned long long) s.bad_tag);
-    detach_from_mapper(group);
+    coll_async_net_detach(group->leaders.net, group->transport);
     group->transport->ops->destroy(group->transport);
     group->member = NULL;
     group->transport = NULL;
@@ -145,12 +140,6 @@ static void set_status(struct entry *entry, int status, const char *why)
     if (why != entry->why) {
         snprintf(entry->why, sizeof(entry->why), "%s", why);
     }
-}
-
-/* The mapper drives the member with its transports from here on. */
-static int attach_to_mapper(struct coll_async_multicast *group)
-{
-    return coll_async_net_attach(group->leaders.net, group->transport);
 }
 
 /* Why this leader refuses the group when verbs must reach every other leader
@@ -208,7 +197,8 @@ static void create_member(struct coll_async_multicast *group)
     rc = coll_async_mcast_create(&group->member, &config, entry->why, sizeof(entry->why));
     if (0 == rc) {
         group->transport = coll_async_mcast_transport(group->member);
-        rc = attach_to_mapper(group);
+        /* The mapper drives the member with its transports from here on. */
+        rc = coll_async_net_attach(l->net, group->transport);
         if (0 != rc) {
             snprintf(entry->why, sizeof(entry->why), "its fd cannot be watched: %s",
                      strerror(-rc));
@@ -310,14 +300,14 @@ static int attach(struct coll_async_multicast_call *call)
 
 /* Starts an internode collective of kind among the leaders at tag + step. */
 static int start_internode(struct coll_async_multicast_call *call,
-                           enum coll_async_internode_kind kind, uint64_t step)
+                           enum coll_async_family kind, uint64_t step)
 {
     struct coll_async_multicast *group = call->group;
-    bool entries = COLL_ASYNC_INTERNODE_ALLGATHER == kind;
+    bool entries = COLL_ASYNC_FAMILY_ALLGATHER == kind;
 
     call->x = (struct coll_async_internode){.group = &group->leaders,
                                             .tag = call->tag + step,
-                                            .alg = COLL_ASYNC_INTERNODE_AUTO,
+                                            .alg = COLL_ASYNC_ALG_AUTO,
                                             .buf = entries ? (void *) group->entries : call->buf,
                                             .bytes = call->bytes,
                                             .root = call->root,
@@ -328,7 +318,7 @@ static int start_internode(struct coll_async_multicast_call *call,
 
 /* Runs the phase's internode collective, started on the first call. */
 static int run_internode(struct coll_async_multicast_call *call,
-                         enum coll_async_internode_kind kind, uint64_t step)
+                         enum coll_async_family kind, uint64_t step)
 {
     int rc;
 
@@ -393,7 +383,7 @@ static int bcast_phase(struct coll_async_multicast_call *call)
     if (STATE_READY == call->group->state) {
         return multicast(call);
     }
-    return run_internode(call, COLL_ASYNC_INTERNODE_BCAST, 2 * n);
+    return run_internode(call, COLL_ASYNC_FAMILY_BCAST, 2 * n);
 }
 
 /* One phase's work: 0 when it is over, AGAIN, or -errno. */
@@ -412,7 +402,7 @@ static int run_phase(struct coll_async_multicast_call *call)
         create_member(group);
         return 0;
     case PHASE_ADDRESSES:
-        rc = run_internode(call, COLL_ASYNC_INTERNODE_ALLGATHER, 0);
+        rc = run_internode(call, COLL_ASYNC_FAMILY_ALLGATHER, 0);
         if (0 == rc && NULL != first_failure(call)) {
             settle(call, call->message);
         }
@@ -420,7 +410,7 @@ static int run_phase(struct coll_async_multicast_call *call)
     case PHASE_ATTACH:
         return attach(call);
     case PHASE_CONFIRM:
-        rc = run_internode(call, COLL_ASYNC_INTERNODE_ALLGATHER, n);
+        rc = run_internode(call, COLL_ASYNC_FAMILY_ALLGATHER, n);
         if (0 == rc) {
             settle(call, first_failure(call));
         }
@@ -428,7 +418,7 @@ static int run_phase(struct coll_async_multicast_call *call)
     case PHASE_BCAST:
         return bcast_phase(call);
     case PHASE_BARRIER:
-        rc = run_internode(call, COLL_ASYNC_INTERNODE_BARRIER, 0);
+        rc = run_internode(call, COLL_ASYNC_FAMILY_BARRIER, 0);
         if (COLL_ASYNC_INTERNODE_AGAIN != rc) {
             /* Past the barrier, or failed: either way no root waits for this member. */
             leave(group);

@@ -112,15 +112,15 @@ static int execute_plan(const struct coll_async_call *call, struct coll_async_ex
     return execute(call, &work);
 }
 
-/* Runs op on this node's channel, or as a hierarchical run of kind across nodes. */
-static int execute_native(const struct coll_async_call *call, struct coll_async_op *op,
-                          enum coll_async_hier_kind kind)
+/* Runs op on this node's channel, or as a hierarchical run of its family across
+ * nodes (one of those coll_async_decision_hierarchical() names). */
+static int execute_native(const struct coll_async_call *call, struct coll_async_op *op)
 {
     if (!spans_nodes(call)) {
         return execute(call, op);
     }
     op->begin = coll_async_hier_begin;
-    op->plan = coll_async_hier_run_new(call->module->hier, kind);
+    op->plan = coll_async_hier_run_new(call->module->hier, coll_async_family_of(call->coll));
     op->free_plan = coll_async_hier_run_free;
     return NULL == op->plan ? OMPI_ERR_OUT_OF_RESOURCE : execute(call, op);
 }
@@ -229,8 +229,7 @@ int coll_async_native_reduce(const struct coll_async_call *call, const void *sbu
     work.rbuf = rbuf;
     work.count = (size_t) count;
     work.bytes = work.count * work.reduction.size;
-    return execute_native(call, &work, root < 0 ? COLL_ASYNC_HIER_ALLREDUCE
-                                                : COLL_ASYNC_HIER_REDUCE);
+    return execute_native(call, &work);
 }
 
 int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
@@ -302,7 +301,7 @@ int coll_async_native_bcast(const struct coll_async_call *call, void *buf, int c
     }
     if (contiguous(dtype, (size_t) count)) {
         work.rbuf = data_start(buf, dtype);
-        return execute_native(call, &work, COLL_ASYNC_HIER_BCAST);
+        return execute_native(call, &work);
     }
     if (spans_nodes(call)) {
         return COLL_ASYNC_DECLINED;
@@ -322,7 +321,7 @@ int coll_async_native_barrier(const struct coll_async_call *call)
     if (1 == size_of(call)) {
         return execute_nothing(call);
     }
-    return execute_native(call, &work, COLL_ASYNC_HIER_BARRIER);
+    return execute_native(call, &work);
 }
 
 /* Block i of a side, as coll_async_side describes. */
@@ -361,7 +360,7 @@ static int fast_allgather(const struct coll_async_call *call, const struct coll_
     work.sbuf = MPI_IN_PLACE == send->buf
                     ? (char *) work.rbuf + (size_t) rank_of(call) * work.bytes
                     : data_start(send->buf, send->dtype);
-    return execute_native(call, &work, COLL_ASYNC_HIER_ALLGATHER);
+    return execute_native(call, &work);
 }
 
 static bool fast_allgather_fits(const struct coll_async_call *call,

@@ -10,23 +10,24 @@
 /*
  * coll/async: MCA parameters, registered in one place, and their validation.
  *
- * Values that name something (algorithms, CPU lists) are registered as strings
- * and checked here rather than as MCA enums, so a wrong value gets this
- * component's own message and the component steps aside instead of failing the job.
+ * The algorithm parameters are MCA enums generated from the decision table
+ * (coll_async_decision.c), so ompi_info lists their values. Their enumerators
+ * read names case-insensitively and keep a value they do not know instead of
+ * refusing it: Open MPI would fail MPI_Init where the component was named in
+ * --mca coll. Such a value, like every value that names something (CPU lists,
+ * modes, registered as strings), is checked here: a wrong one gets this
+ * component's own message and the component steps aside.
  */
 
 #include "ompi_config.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "coll_async.h"
 #include "coll_async_schedule.h"
-
-const char *const mca_coll_async_algorithm_names[COLL_ASYNC_NUM_ALGS] = {
-    [COLL_ASYNC_ALG_AUTO] = "auto",
-    [COLL_ASYNC_ALG_DELEGATE] = "delegate",
-};
 
 /* Default priority: above tuned (30), so that listing async in --mca coll selects it,
  * and below self (75), which owns single-process communicators when it is loaded. */
@@ -62,25 +63,132 @@ static int register_var(const char *name, const char *help, mca_base_var_type_t 
                                            MCA_BASE_VAR_SCOPE_ALL, storage);
 }
 
+#define MULTICAST_HELP                                                                        \
+    " multicast: the root's node sends the data once into a UD multicast group of the "         \
+    "nodes' leaders (verbs, RoCE or InfiniBand; the group is set up by the first such bcast and " \
+    "every leader attached before anything is sent); where the group cannot be set up (no RDMA " \
+    "port, a failed join, built without rdma-core) verbose level 1 says why, and the leaders " \
+    "use the point-to-point algorithms. auto takes multicast from coll_async_mcast_min_nodes "   \
+    "nodes and coll_async_mcast_min_bytes when every leader has an RDMA port and verbs reaches " \
+    "every other."
+
+/* The old names of the algorithms between nodes, synonyms now. */
+static const char *const between_nodes_synonym[COLL_ASYNC_NUM_FAMILIES] = {
+    [COLL_ASYNC_FAMILY_ALLREDUCE] = "internode_allreduce_algorithm",
+    [COLL_ASYNC_FAMILY_BCAST] = "internode_bcast_algorithm",
+    [COLL_ASYNC_FAMILY_ALLGATHER] = "internode_allgather_algorithm",
+};
+
+/* An algorithm parameter's value the table does not accept for its family: this
+ * value (no algorithm's), the text as given kept for params_check's message. */
+#define UNKNOWN_ALG COLL_ASYNC_NUM_ALGS
+static char unknown_value[COLL_ASYNC_NUM_FAMILIES][64];
+static mca_base_var_enum_sfv_fn_t enum_string_from_value; /* Open MPI's own */
+
+/* The family whose enumerator register_algorithm() named "coll_async_<family>_algorithms". */
+static int family_of(const mca_base_var_enum_t *self)
+{
+    char name[64];
+
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
+        snprintf(name, sizeof(name), "coll_async_%s_algorithms", coll_async_family_name(family));
+        if (NULL != self->enum_name && 0 == strcmp(name, self->enum_name)) {
+            return family;
+        }
+    }
+    return -1;
+}
+
+/* A name (any case) or the number ompi_info shows beside it. */
+static int algorithm_from_string(mca_base_var_enum_t *self, const char *text, int *value)
+{
+    int family = family_of(self);
+    int alg = coll_async_parse_name(text, coll_async_alg_names, COLL_ASYNC_NUM_ALGS);
+    char *end;
+    long number = strtol(text, &end, 10);
+
+    if (family < 0) {
+        return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
+    }
+    if (alg < 0 && end != text && '\0' == *end && number >= 0 && number < COLL_ASYNC_NUM_ALGS) {
+        alg = (int) number;
+    }
+    if (alg >= 0 && coll_async_decision_accepts(family, alg)) {
+        *value = alg;
+        return OPAL_SUCCESS;
+    }
+    snprintf(unknown_value[family], sizeof(unknown_value[family]), "%s", text);
+    *value = UNKNOWN_ALG;
+    return OPAL_SUCCESS;
+}
+
+static int algorithm_to_string(mca_base_var_enum_t *self, const int value, char **text)
+{
+    int family = family_of(self);
+
+    if (UNKNOWN_ALG == value && family >= 0) {
+        *text = strdup(unknown_value[family]);
+        return NULL == *text ? OPAL_ERR_OUT_OF_RESOURCE : OPAL_SUCCESS;
+    }
+    return enum_string_from_value(self, value, text);
+}
+
+/* coll_async_<family>_algorithm: an MCA enum of the values the decision table
+ * accepts for family. */
 static int register_algorithm(enum coll_async_family family)
 {
-    char name[64], help[512], values[128];
-    int rc;
+    mca_base_var_enum_value_t values[COLL_ASYNC_NUM_ALGS + 1];
+    mca_base_var_enum_t *enumerator = NULL;
+    char name[64], help[1536], list[192];
+    int count = 0, index, rc;
 
-    coll_async_join_names(mca_coll_async_algorithm_names, COLL_ASYNC_NUM_ALGS,
-                          values, sizeof(values));
+    for (int alg = 0; alg < COLL_ASYNC_NUM_ALGS; ++alg) {
+        if (coll_async_decision_accepts(family, alg)) {
+            values[count++] = (mca_base_var_enum_value_t){alg, coll_async_alg_names[alg]};
+        }
+    }
+    values[count] = (mca_base_var_enum_value_t){0, NULL};
+    snprintf(name, sizeof(name), "coll_async_%s_algorithms", coll_async_family_name(family));
+    rc = mca_base_var_enum_create(name, values, &enumerator);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    enum_string_from_value = enumerator->string_from_value;
+    enumerator->value_from_string = algorithm_from_string;
+    enumerator->string_from_value = algorithm_to_string;
+    coll_async_decision_values(family, list, sizeof(list));
     snprintf(name, sizeof(name), "%s_algorithm", coll_async_family_name(family));
     snprintf(help, sizeof(help),
-             "Algorithm for the %s collective, blocking and nonblocking. One of: %s. "
-             "auto: the component chooses per communicator and message size; "
-             "delegate: always hand the call to the coll component selected below this one.",
-             coll_async_family_name(family), values);
+             "Algorithm for the %s collective, blocking, nonblocking and persistent. One of: "
+             "%s. auto: the component chooses per communicator and message size; delegate: "
+             "always hand the call to the coll component selected below this one.%s%s",
+             coll_async_family_name(family), list,
+             coll_async_decision_hierarchical(family) && 2 < count
+                 ? " The others force the leaders' algorithm between nodes (inside each node "
+                   "the component chooses); on a communicator within one node, or where the "
+                   "group of nodes cannot run it, the call runs as auto, said at verbose "
+                   "level 1."
+                 : "",
+             COLL_ASYNC_FAMILY_BCAST == family ? MULTICAST_HELP : "");
 
-    component->algorithm_value[family] =
-        (char *) mca_coll_async_algorithm_names[COLL_ASYNC_ALG_AUTO];
-    rc = register_var(name, help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
-                      &component->algorithm_value[family]);
-    return rc < 0 ? rc : OMPI_SUCCESS;
+    component->algorithm_value[family] = COLL_ASYNC_ALG_AUTO;
+    index = mca_base_component_var_register(&component->super.collm_version, name,
+                                            help, MCA_BASE_VAR_TYPE_INT, enumerator, 0,
+                                            MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+                                            MCA_BASE_VAR_SCOPE_ALL,
+                                            &component->algorithm_value[family]);
+    OBJ_RELEASE(enumerator);
+    if (index < 0) {
+        return index;
+    }
+    if (NULL != between_nodes_synonym[family]) {
+        rc = mca_base_var_register_synonym(index, "ompi", "coll", "async",
+                                           between_nodes_synonym[family], 0);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
 }
 
 /* The shared-memory transport and the small-reduction modes. */
@@ -178,45 +286,6 @@ static int register_shm(void)
     return rc < 0 ? rc : OMPI_SUCCESS;
 }
 
-#define ALG(name) (1u << COLL_ASYNC_INTERNODE_##name)
-
-/* The algorithms between nodes a parameter may force, per family. */
-static const struct {
-    const char *name;
-    unsigned algs;
-} internode_families[COLL_ASYNC_NUM_INTERNODE_FAMILIES] = {
-    [COLL_ASYNC_INTERNODE_FOR_ALLREDUCE] = {"allreduce", ALG(AUTO) | ALG(RING)
-                                                             | ALG(RECURSIVE_DOUBLING)
-                                                             | ALG(RABENSEIFNER)},
-    [COLL_ASYNC_INTERNODE_FOR_BCAST] = {"bcast", ALG(AUTO) | ALG(BINOMIAL)
-                                                     | ALG(SCATTER_ALLGATHER) | ALG(MULTICAST)},
-    [COLL_ASYNC_INTERNODE_FOR_ALLGATHER] = {"allgather",
-                                            ALG(AUTO) | ALG(RING) | ALG(RECURSIVE_DOUBLING)},
-};
-
-/* "auto, ring, ...": the values of a family's parameter. */
-static void internode_values(int family, char *buf, size_t len)
-{
-    size_t used = 0;
-
-    buf[0] = '\0';
-    for (int alg = 0; alg < COLL_ASYNC_NUM_INTERNODE_ALGS && used < len; ++alg) {
-        if (internode_families[family].algs & (1u << alg)) {
-            used += (size_t) snprintf(buf + used, len - used, "%s%s", 0 == used ? "" : ", ",
-                                      coll_async_internode_alg_names[alg]);
-        }
-    }
-}
-
-#define MULTICAST_HELP                                                                        \
-    " multicast: the root's node sends the data once into a UD multicast group of the "         \
-    "nodes' leaders (verbs, RoCE or InfiniBand; the group is set up by the first such bcast and " \
-    "every leader attached before anything is sent); where the group cannot be set up (no RDMA " \
-    "port, a failed join, built without rdma-core) verbose level 1 says why, and the leaders " \
-    "use the point-to-point algorithms. auto takes multicast from coll_async_mcast_min_nodes "   \
-    "nodes and coll_async_mcast_min_bytes when every leader has an RDMA port and verbs reaches " \
-    "every other."
-
 /* When auto takes multicast for bcast, and forced loss for tests. */
 static int register_multicast(void)
 {
@@ -229,7 +298,7 @@ static int register_multicast(void)
      * 4 and more against multicast's one sending. */
     c->mcast_min_nodes = 16;
     rc = register_var("mcast_min_nodes",
-                      "Fewest nodes on which coll_async_internode_bcast_algorithm=auto sends "
+                      "Fewest nodes on which coll_async_bcast_algorithm=auto sends "
                       "bcasts of coll_async_mcast_min_bytes and more over a UD multicast group "
                       "of the nodes' leaders (when every leader has an RDMA port and verbs "
                       "reaches every other). 0: auto never does. The default is not measured "
@@ -240,7 +309,7 @@ static int register_multicast(void)
     }
     c->mcast_min_bytes = 64 * 1024;
     rc = register_var("mcast_min_bytes",
-                      "Smallest bcast (bytes) that coll_async_internode_bcast_algorithm=auto "
+                      "Smallest bcast (bytes) that coll_async_bcast_algorithm=auto "
                       "sends over multicast on coll_async_mcast_min_nodes nodes or more.",
                       MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &c->mcast_min_bytes);
     if (rc < 0) {
@@ -357,23 +426,6 @@ static int register_network(void)
                       MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->multi_leader_bytes);
     if (rc < 0) {
         return rc;
-    }
-    for (int family = 0; family < COLL_ASYNC_NUM_INTERNODE_FAMILIES; ++family) {
-        char name[64], help[1024], values[128];
-
-        internode_values(family, values, sizeof(values));
-        snprintf(name, sizeof(name), "internode_%s_algorithm", internode_families[family].name);
-        snprintf(help, sizeof(help),
-                 "Algorithm of %s between the leaders of the nodes. One of: %s. auto: "
-                 "chosen by message size and number of nodes.%s",
-                 internode_families[family].name, values,
-                 COLL_ASYNC_INTERNODE_FOR_BCAST == family ? MULTICAST_HELP : "");
-        c->internode_value[family] = "auto";
-        rc = register_var(name, help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
-                          &c->internode_value[family]);
-        if (rc < 0) {
-            return rc;
-        }
     }
     c->profile_ring = false;
     rc = register_var("profile_ring",
@@ -518,6 +570,7 @@ static void fill_config(const mca_coll_async_component_t *c, struct coll_async_c
     config->leaders = c->leaders;
     config->multi_leader_bytes = c->multi_leader_bytes;
     config->profile_ring = c->profile_ring;
+    memcpy(config->algorithm, c->algorithm, sizeof(config->algorithm));
     config->tcp.include = c->tcp_if_include;
     config->tcp.exclude = c->tcp_if_exclude;
     config->tcp.links = c->tcp_links;
@@ -545,19 +598,16 @@ int mca_coll_async_params_check(mca_coll_async_component_t *c)
         rc = OMPI_ERR_BAD_PARAM;
     }
 
-    coll_async_join_names(mca_coll_async_algorithm_names, COLL_ASYNC_NUM_ALGS,
-                          values, sizeof(values));
     for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
-        int alg = coll_async_parse_name(c->algorithm_value[family],
-                                        mca_coll_async_algorithm_names, COLL_ASYNC_NUM_ALGS);
-        if (alg < 0) {
+        if (UNKNOWN_ALG == c->algorithm_value[family]) {
+            coll_async_decision_values(family, values, sizeof(values));
             mca_coll_async_show_help(mca_coll_async_first_process(), "bad algorithm",
-                                     coll_async_family_name(family), c->algorithm_value[family],
+                                     coll_async_family_name(family), unknown_value[family],
                                      values);
             rc = OMPI_ERR_BAD_PARAM;
             continue;
         }
-        c->algorithm[family] = (enum coll_async_algorithm) alg;
+        c->algorithm[family] = (enum coll_async_alg) c->algorithm_value[family];
     }
 
     mode = coll_async_parse_name(c->reduce_mode_value, coll_async_reduce_mode_names,
@@ -576,22 +626,6 @@ int mca_coll_async_params_check(mca_coll_async_component_t *c)
     }
     coll_async_schedule_config.small_reduce_bytes = c->small_reduce_bytes;
     coll_async_schedule_config.stream_bytes = c->shm_stream_bytes;
-    for (int family = 0; family < COLL_ASYNC_NUM_INTERNODE_FAMILIES; ++family) {
-        int alg = coll_async_parse_name(c->internode_value[family],
-                                        coll_async_internode_alg_names,
-                                        COLL_ASYNC_NUM_INTERNODE_ALGS);
-        char name[64];
-
-        if (alg >= 0 && (internode_families[family].algs & (1u << alg))) {
-            c->config.internode[family] = (enum coll_async_internode_alg) alg;
-            continue;
-        }
-        internode_values(family, values, sizeof(values));
-        snprintf(name, sizeof(name), "internode_%s_algorithm", internode_families[family].name);
-        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", name,
-                                 c->internode_value[family], values);
-        rc = OMPI_ERR_BAD_PARAM;
-    }
     if (!in_range("virtual_nodes", c->virtual_nodes, 0, INT_MAX,
                   "0 (the real nodes) or a number of pretend nodes")
         || !in_range("leaders", c->leaders, 0, INT_MAX, "0 (one per NIC) or a number of leaders")

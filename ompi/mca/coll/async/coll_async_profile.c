@@ -114,7 +114,7 @@ static int share(struct coll_async_hier *hier, uint64_t tag, double *bw)
     size_t *offset = malloc(sizeof(size_t) * (size_t) nodes);
     size_t *bytes = malloc(sizeof(size_t) * (size_t) nodes);
     struct coll_async_internode x = {.group = &hier->group, .tag = tag, .buf = bw,
-                                     .alg = COLL_ASYNC_INTERNODE_RING};
+                                     .alg = COLL_ASYNC_ALG_RING};
     int rc = NULL == offset || NULL == bytes ? -ENOMEM : 0;
 
     for (int node = 0; node < nodes && 0 == rc; ++node) {
@@ -124,7 +124,7 @@ static int share(struct coll_async_hier *hier, uint64_t tag, double *bw)
     x.block_offset = offset;
     x.block_bytes = bytes;
     if (0 == rc) {
-        rc = coll_async_internode_start(&x, COLL_ASYNC_INTERNODE_ALLGATHER);
+        rc = coll_async_internode_start(&x, COLL_ASYNC_FAMILY_ALLGATHER);
     }
     if (0 == rc) {
         while (COLL_ASYNC_INTERNODE_AGAIN == (rc = coll_async_internode_progress(&x))) {

@@ -11,8 +11,9 @@
  * coll/async: the algorithms, as schedules the engine executes.
  *
  * Each family's begin function takes an op whose channel, buffers and sizes the
- * glue has filled (MPI_IN_PLACE already resolved to the buffer it names), picks a
- * schedule for the message size and the channel, sets op->step and takes the
+ * glue has filled (MPI_IN_PLACE already resolved to the buffer it names), asks
+ * the decision table (coll_async_decision.h) for the schedule of the message size
+ * and the channel, sets op->step and takes the
  * sequence numbers the schedule needs. The engine calls it when the op's turn
  * comes, so sequence numbers follow the order ops run in. A step returns
  * COLL_ASYNC_AGAIN where it would wait for a peer, and resumes there at the next
@@ -28,20 +29,9 @@
 
 #include <string.h>
 
+#include "coll_async_decision.h"
 #include "coll_async_engine.h"
 #include "transport/coll_async_mapper.h"
-
-/* How small reductions combine the ranks' contributions (docs/architecture.md). */
-enum coll_async_reduce_mode {
-    COLL_ASYNC_REDUCE_AUTO,   /* chosen by size and ranks per node */
-    COLL_ASYNC_REDUCE_EACH,   /* every rank reduces all slots */
-    COLL_ASYNC_REDUCE_ROOT,   /* one rank polls the arrivals, reduces, publishes */
-    COLL_ASYNC_REDUCE_LOCK,   /* senders reduce into a shared accumulator, locked */
-    COLL_ASYNC_REDUCE_ATOMIC, /* senders reduce into it with atomics */
-    COLL_ASYNC_NUM_REDUCE_MODES
-};
-
-extern const char *const coll_async_reduce_mode_names[COLL_ASYNC_NUM_REDUCE_MODES];
 
 struct coll_async_schedule_config {
     enum coll_async_reduce_mode reduce_mode;
@@ -62,17 +52,30 @@ void coll_async_reduce_scatter_block_begin(struct coll_async_op *op);
 
 /* Shared by the schedules */
 
-/* For schedules that move op->bytes: one copy (single_copy) above a slot where the
- * channel allows it, else slot-sized chunks (staged), one sequence number each. */
-static inline void schedule_by_size(struct coll_async_op *op, coll_async_step_fn single_copy,
-                                    coll_async_step_fn staged)
+/* What the channel and the parameters offer the decision table. */
+static inline struct coll_async_decision_shm schedule_decision(const struct coll_async_op *op)
 {
-    size_t slot = op->channel->shm.slot_size;
+    return (struct coll_async_decision_shm){
+        .nranks = op->channel->shm.nranks,
+        .slot_size = op->channel->shm.slot_size,
+        .single_copy = coll_async_mapper_single_copy(op->channel),
+        .reduce_mode = coll_async_schedule_config.reduce_mode,
+        .small_reduce_bytes = coll_async_schedule_config.small_reduce_bytes,
+        .has_atomic = NULL != op->reduction.kernel_atomic};
+}
+
+/* For the schedules of family that move op->bytes: one copy (single_copy) or
+ * slot-sized chunks (staged), one sequence number each, as the table says. */
+static inline void schedule_by_size(struct coll_async_op *op, enum coll_async_family family,
+                                    coll_async_step_fn single_copy, coll_async_step_fn staged)
+{
+    struct coll_async_decision_shm shm = schedule_decision(op);
+    size_t slot = shm.slot_size;
     uint64_t steps = 1;
 
     op->phase = 0;
     op->done = 0;
-    if (op->bytes > slot && coll_async_mapper_single_copy(op->channel)) {
+    if (COLL_ASYNC_SHM_SINGLE_COPY == coll_async_decision_shm(family, op->bytes, -1, &shm)) {
         op->step = single_copy;
     } else {
         op->step = staged;

@@ -18,11 +18,13 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include "coll_async_filter_lists.h"
 #include "coll_async_port_filter.h"
 
 /* "device" or "device:port", entry being length bytes of a longer string. */
-static int parse_entry(const char *entry, size_t length, struct coll_async_port_filter *filter)
+static int parse_entry(void *context, int index, const char *entry, size_t length)
 {
+    struct coll_async_port_filter *filter = context;
     size_t name_length = length;
     const char *colon = memchr(entry, ':', length);
     long port = 0;
@@ -51,54 +53,25 @@ static int parse_entry(const char *entry, size_t length, struct coll_async_port_
             return -EINVAL;
         }
     }
-    memcpy(filter->rules[filter->count].device, entry, name_length);
-    filter->rules[filter->count].device[name_length] = '\0';
-    filter->rules[filter->count].port = (int) port;
+    memcpy(filter->rules[index].device, entry, name_length);
+    filter->rules[index].device[name_length] = '\0';
+    filter->rules[index].port = (int) port;
     return 0;
 }
 
-static int parse_list(const char *list, const char *what, struct coll_async_port_filter *filter,
-                      char *why, size_t why_len)
-{
-    const char *entry = list;
-
-    for (;;) {
-        size_t length = strcspn(entry, ",");
-
-        if (COLL_ASYNC_PORT_FILTER_MAX == filter->count) {
-            snprintf(why, why_len, "%s: more than %d entries", what, COLL_ASYNC_PORT_FILTER_MAX);
-            return -EINVAL;
-        }
-        if (0 != parse_entry(entry, length, filter)) {
-            snprintf(why, why_len, "%s: \"%.*s\" is neither a device nor a device:port", what,
-                     (int) length, entry);
-            return -EINVAL;
-        }
-        ++filter->count;
-        if ('\0' == entry[length]) {
-            return 0;
-        }
-        entry += length + 1;
-    }
-}
+static const struct coll_async_filter_lists port_lists = {
+    .max_entries = COLL_ASYNC_PORT_FILTER_MAX,
+    .parse_entry = parse_entry,
+    .entry_is = "a device nor a device:port",
+};
 
 int coll_async_port_filter_parse(const char *include, const char *exclude,
                                  struct coll_async_port_filter *filter, char *why,
                                  size_t why_len)
 {
-    bool has_include = NULL != include && '\0' != include[0];
-    bool has_exclude = NULL != exclude && '\0' != exclude[0];
-
     memset(filter, 0, sizeof(*filter));
-    if (has_include && has_exclude) {
-        snprintf(why, why_len, "an include list and an exclude list are mutually exclusive");
-        return -EINVAL;
-    }
-    if (has_include) {
-        filter->include = true;
-        return parse_list(include, "include list", filter, why, why_len);
-    }
-    return has_exclude ? parse_list(exclude, "exclude list", filter, why, why_len) : 0;
+    return coll_async_filter_lists_parse(&port_lists, include, exclude, filter, &filter->include,
+                                         &filter->count, why, why_len);
 }
 
 bool coll_async_port_filter_keeps(const struct coll_async_port_filter *filter,

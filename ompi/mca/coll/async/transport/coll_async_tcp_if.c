@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_async_filter_lists.h"
 #include "coll_async_ipv4.h"
 #include "coll_async_tcp_if.h"
 
@@ -73,60 +74,26 @@ static int parse_name(const char *entry, size_t length, struct coll_async_tcp_if
 }
 
 /* An entry that starts with a digit is a subnet: interface names do not. */
-static int parse_entry(const char *entry, size_t length, struct coll_async_tcp_if_rule *rule)
+static int parse_entry(void *context, int index, const char *entry, size_t length)
 {
-    if (0 == length) {
-        return -EINVAL;
-    }
+    struct coll_async_tcp_if_rule *rule = &((struct coll_async_tcp_if_filter *) context)->rules[index];
+
     return isdigit((unsigned char) entry[0]) ? parse_subnet(entry, length, rule)
                                              : parse_name(entry, length, rule);
 }
 
-static int parse_list(const char *list, const char *what, struct coll_async_tcp_if_filter *filter,
-                      char *why, size_t why_len)
-{
-    const char *entry = list;
-
-    for (;;) {
-        size_t length = strcspn(entry, ",");
-
-        if (filter->count == COLL_ASYNC_TCP_IF_MAX_RULES) {
-            snprintf(why, why_len, "%s: more than %d entries", what, COLL_ASYNC_TCP_IF_MAX_RULES);
-            return -EINVAL;
-        }
-        if (0 != parse_entry(entry, length, &filter->rules[filter->count])) {
-            snprintf(why, why_len,
-                     "%s: \"%.*s\" is neither an interface name nor an IPv4 subnet a.b.c.d/n",
-                     what, (int) length, entry);
-            return -EINVAL;
-        }
-        ++filter->count;
-        if ('\0' == entry[length]) {
-            return 0;
-        }
-        entry += length + 1;
-    }
-}
+static const struct coll_async_filter_lists if_lists = {
+    .max_entries = COLL_ASYNC_TCP_IF_MAX_RULES,
+    .parse_entry = parse_entry,
+    .entry_is = "an interface name nor an IPv4 subnet a.b.c.d/n",
+};
 
 int coll_async_tcp_if_parse(const char *include, const char *exclude,
                             struct coll_async_tcp_if_filter *filter, char *why, size_t why_len)
 {
-    bool has_include = NULL != include && '\0' != include[0];
-    bool has_exclude = NULL != exclude && '\0' != exclude[0];
-
     memset(filter, 0, sizeof(*filter));
-    if (has_include && has_exclude) {
-        snprintf(why, why_len, "an include list and an exclude list are mutually exclusive");
-        return -EINVAL;
-    }
-    if (has_include) {
-        filter->include = true;
-        return parse_list(include, "include list", filter, why, why_len);
-    }
-    if (has_exclude) {
-        return parse_list(exclude, "exclude list", filter, why, why_len);
-    }
-    return 0;
+    return coll_async_filter_lists_parse(&if_lists, include, exclude, filter, &filter->include,
+                                         &filter->count, why, why_len);
 }
 
 int coll_async_tcp_if_discover(struct coll_async_tcp_if *ifs, int max)

@@ -1,0 +1,284 @@
+/*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * coll/async: the decision table, one row per family. See coll_async_decision.h.
+ *
+ * One file with a row per family rather than a file per family (as tuned's
+ * coll_tuned_decision_*.c): the families share one shape (a few algorithms, a
+ * size threshold or two), the whole table fits on a screen, and the MCA enums,
+ * the verbose lines and the unit test read it in one place.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "coll_async_decision.h"
+
+const char *const coll_async_alg_names[COLL_ASYNC_NUM_ALGS] = {
+    [COLL_ASYNC_ALG_AUTO] = "auto",
+    [COLL_ASYNC_ALG_DELEGATE] = "delegate",
+    [COLL_ASYNC_ALG_RING] = "ring",
+    [COLL_ASYNC_ALG_RECURSIVE_DOUBLING] = "recursive_doubling",
+    [COLL_ASYNC_ALG_RABENSEIFNER] = "rabenseifner",
+    [COLL_ASYNC_ALG_BINOMIAL] = "binomial",
+    [COLL_ASYNC_ALG_SCATTER_ALLGATHER] = "scatter_allgather",
+    [COLL_ASYNC_ALG_DISSEMINATION] = "dissemination",
+    [COLL_ASYNC_ALG_MULTICAST] = "multicast",
+};
+
+const char *const coll_async_reduce_mode_names[COLL_ASYNC_NUM_REDUCE_MODES] = {
+    "auto", "each", "root", "lock", "atomic"};
+
+const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = {
+    "small_each", "small_root", "small_lock", "small_atomic", "single_copy", "staged",
+    "rooted_chunks", "flags"};
+
+/* The thresholds. Between nodes: AUTO's choices, measured with bench/compare -V
+ * over loopback (README). */
+#define SMALL_ALLREDUCE_BYTES (16 * 1024)
+#define SMALL_BCAST_BYTES (128 * 1024)
+#define SMALL_ALLGATHER_BYTES (64 * 1024)
+/* Inside a node: an allreduce of 2 ranks with one rank reducing and publishing
+ * measured 1.2-1.4 times faster than both reducing from 512 B (alike below). */
+#define TWO_RANK_ROOT_FROM 512
+/* A reduce's inputs stream into the slots up to this size: above it, through the
+ * caches measured 1.3-1.6 times faster (1 to 4 MiB at 2 ranks), below it slower. */
+#define REDUCE_STREAM_MAX (512 * 1024)
+
+#define ALG(name) (1u << COLL_ASYNC_ALG_##name)
+#define NONE COLL_ASYNC_ALG_AUTO
+
+/*
+ * A family's row. Between nodes, AUTO takes `small` for groups of at most
+ * few_leaders, up to small_bytes, or (per_element) with fewer elements than
+ * leaders; `large` above, `large_uneven` on a group whose size is not a power of
+ * two. An algorithm in power_of_two_only (forced or not) gives way to `uneven`
+ * on such a group.
+ */
+struct row {
+    bool hierarchical;
+    unsigned algs; /* between nodes, what the parameter may force */
+    enum coll_async_alg small, large, large_uneven, uneven;
+    size_t small_bytes;
+    int few_leaders;
+    bool per_element;
+    unsigned power_of_two_only;
+};
+
+static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
+    [COLL_ASYNC_FAMILY_ALLREDUCE] = {.hierarchical = true,
+                                     .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING)
+                                             | ALG(RABENSEIFNER),
+                                     .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
+                                     .large = COLL_ASYNC_ALG_RABENSEIFNER,
+                                     .large_uneven = COLL_ASYNC_ALG_RING,
+                                     .small_bytes = SMALL_ALLREDUCE_BYTES,
+                                     .per_element = true},
+    [COLL_ASYNC_FAMILY_BCAST] = {.hierarchical = true,
+                                 .algs = ALG(BINOMIAL) | ALG(SCATTER_ALLGATHER) | ALG(MULTICAST),
+                                 .small = COLL_ASYNC_ALG_BINOMIAL,
+                                 .large = COLL_ASYNC_ALG_SCATTER_ALLGATHER,
+                                 .large_uneven = COLL_ASYNC_ALG_SCATTER_ALLGATHER,
+                                 .small_bytes = SMALL_BCAST_BYTES,
+                                 .few_leaders = 2},
+    [COLL_ASYNC_FAMILY_ALLGATHER] = {.hierarchical = true,
+                                     .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING),
+                                     .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
+                                     .large = COLL_ASYNC_ALG_RING,
+                                     .large_uneven = COLL_ASYNC_ALG_RING,
+                                     .uneven = COLL_ASYNC_ALG_RING,
+                                     .small_bytes = SMALL_ALLGATHER_BYTES,
+                                     .power_of_two_only = ALG(RECURSIVE_DOUBLING)},
+    [COLL_ASYNC_FAMILY_REDUCE] = {.hierarchical = true,
+                                  .algs = ALG(BINOMIAL),
+                                  .small = COLL_ASYNC_ALG_BINOMIAL,
+                                  .large = COLL_ASYNC_ALG_BINOMIAL,
+                                  .large_uneven = COLL_ASYNC_ALG_BINOMIAL},
+    [COLL_ASYNC_FAMILY_BARRIER] = {.hierarchical = true,
+                                   .algs = ALG(DISSEMINATION),
+                                   .small = COLL_ASYNC_ALG_DISSEMINATION,
+                                   .large = COLL_ASYNC_ALG_DISSEMINATION,
+                                   .large_uneven = COLL_ASYNC_ALG_DISSEMINATION},
+    /* Every other family: one node only (or one process), auto or delegate. */
+};
+
+bool coll_async_decision_accepts(enum coll_async_family family, enum coll_async_alg alg)
+{
+    return COLL_ASYNC_ALG_AUTO == alg || COLL_ASYNC_ALG_DELEGATE == alg
+           || (alg < COLL_ASYNC_NUM_ALGS && (table[family].algs & (1u << alg)));
+}
+
+void coll_async_decision_values(enum coll_async_family family, char *buf, size_t len)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int alg = 0; alg < COLL_ASYNC_NUM_ALGS && used < len; ++alg) {
+        if (coll_async_decision_accepts(family, alg)) {
+            used += (size_t) snprintf(buf + used, len - used, "%s%s", 0 == used ? "" : ", ",
+                                      coll_async_alg_names[alg]);
+        }
+    }
+}
+
+/* Native or delegated */
+
+bool coll_async_decision_hierarchical(enum coll_async_family family)
+{
+    return table[family].hierarchical;
+}
+
+/* Single process: every collective is a local copy. Several on one node: every
+ * collective, once the channel is open. Across nodes: the hierarchical ones. */
+bool coll_async_decision_native(enum coll_async_family family, enum coll_async_alg alg,
+                                const struct coll_async_decision_comm *comm)
+{
+    return COLL_ASYNC_ALG_DELEGATE != alg
+           && (1 == comm->size || comm->has_channel
+               || (comm->spans_nodes && table[family].hierarchical));
+}
+
+bool coll_async_decision_wanted(const enum coll_async_alg algs[COLL_ASYNC_NUM_FAMILIES],
+                                bool spans_nodes)
+{
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
+        if (COLL_ASYNC_ALG_DELEGATE != algs[family]
+            && (!spans_nodes || table[family].hierarchical)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool power_of_two(int n)
+{
+    return 0 == (n & (n - 1));
+}
+
+bool coll_async_decision_fallback(enum coll_async_family family, enum coll_async_alg alg,
+                                  int nodes, enum coll_async_alg *instead)
+{
+    if (!coll_async_decision_between_nodes(alg)) {
+        return false;
+    }
+    if (nodes < 2) {
+        *instead = COLL_ASYNC_ALG_AUTO;
+        return true;
+    }
+    if (!power_of_two(nodes) && (table[family].power_of_two_only & (1u << alg))) {
+        *instead = table[family].uneven;
+        return true;
+    }
+    return false;
+}
+
+/* Inside a node */
+
+static enum coll_async_shm_schedule small_mode(size_t bytes, int root,
+                                               const struct coll_async_decision_shm *shm)
+{
+    enum coll_async_reduce_mode mode = shm->reduce_mode;
+
+    if (COLL_ASYNC_REDUCE_AUTO == mode) {
+        mode = root >= 0 || (2 == shm->nranks && bytes >= TWO_RANK_ROOT_FROM)
+                   ? COLL_ASYNC_REDUCE_ROOT
+                   : COLL_ASYNC_REDUCE_EACH;
+    }
+    if (COLL_ASYNC_REDUCE_ATOMIC == mode && !shm->has_atomic) {
+        mode = COLL_ASYNC_REDUCE_LOCK; /* no atomic form for this type and op */
+    }
+    switch (mode) {
+    case COLL_ASYNC_REDUCE_ROOT: return COLL_ASYNC_SHM_SMALL_ROOT;
+    case COLL_ASYNC_REDUCE_LOCK: return COLL_ASYNC_SHM_SMALL_LOCK;
+    case COLL_ASYNC_REDUCE_ATOMIC: return COLL_ASYNC_SHM_SMALL_ATOMIC;
+    default: return COLL_ASYNC_SHM_SMALL_EACH;
+    }
+}
+
+enum coll_async_shm_schedule coll_async_decision_shm(enum coll_async_family family, size_t bytes,
+                                                     int root,
+                                                     const struct coll_async_decision_shm *shm)
+{
+    bool reduces = COLL_ASYNC_FAMILY_ALLREDUCE == family || COLL_ASYNC_FAMILY_REDUCE == family;
+
+    if (COLL_ASYNC_FAMILY_BARRIER == family) {
+        return COLL_ASYNC_SHM_FLAGS;
+    }
+    if (reduces && bytes <= shm->small_reduce_bytes && bytes <= shm->slot_size) {
+        return small_mode(bytes, root, shm);
+    }
+    if (bytes > shm->slot_size && shm->single_copy) {
+        return COLL_ASYNC_SHM_SINGLE_COPY;
+    }
+    /* A reduce's root alone needs the result: the others hand in their data and go. */
+    return reduces && root >= 0 ? COLL_ASYNC_SHM_ROOTED_CHUNKS : COLL_ASYNC_SHM_STAGED;
+}
+
+bool coll_async_decision_reduce_streams(size_t bytes, size_t stream_bytes)
+{
+    return 0 != stream_bytes && bytes >= stream_bytes && bytes <= REDUCE_STREAM_MAX;
+}
+
+/* Between nodes */
+
+enum coll_async_alg coll_async_decision_between(enum coll_async_family family,
+                                                enum coll_async_alg forced, size_t bytes,
+                                                size_t count, int n)
+{
+    const struct row *row = &table[family];
+    enum coll_async_alg alg = forced;
+
+    /* Multicast is the hierarchy's (coll_async_hier_multicast.c): where it does not
+     * run, the point-to-point algorithms run as for AUTO. */
+    if (!coll_async_decision_between_nodes(forced) || COLL_ASYNC_ALG_MULTICAST == forced
+        || !(row->algs & (1u << forced))) {
+        if (n <= row->few_leaders || bytes <= row->small_bytes
+            || (row->per_element && count < (size_t) n)) {
+            alg = row->small;
+        } else {
+            alg = power_of_two(n) ? row->large : row->large_uneven;
+        }
+    }
+    if (!power_of_two(n) && (row->power_of_two_only & (1u << alg))) {
+        alg = row->uneven;
+    }
+    return alg;
+}
+
+int coll_async_decision_describe(enum coll_async_family family, enum coll_async_alg forced, int n,
+                                 char *buf, size_t len)
+{
+    enum coll_async_alg small = coll_async_decision_between(family, forced, 1, SIZE_MAX, n);
+    enum coll_async_alg large = coll_async_decision_between(family, forced, SIZE_MAX, SIZE_MAX, n);
+
+    if (small == large) {
+        return snprintf(buf, len, "%s", coll_async_alg_names[small]);
+    }
+    return snprintf(buf, len, "%s up to %zu B, then %s", coll_async_alg_names[small],
+                    table[family].small_bytes, coll_async_alg_names[large]);
+}
+
+int coll_async_decision_leader_parts(size_t bytes, size_t multi_leader_bytes, int slots)
+{
+    return bytes >= multi_leader_bytes ? slots : 1;
+}
+
+size_t coll_async_decision_multicast_from(enum coll_async_alg alg, int nodes, int min_nodes,
+                                          size_t min_bytes, bool leaders_have_verbs)
+{
+    if (COLL_ASYNC_ALG_MULTICAST == alg) {
+        return 1;
+    }
+    if (COLL_ASYNC_ALG_AUTO == alg && 0 < min_nodes && nodes >= min_nodes
+        && leaders_have_verbs) {
+        return min_bytes;
+    }
+    return SIZE_MAX;
+}

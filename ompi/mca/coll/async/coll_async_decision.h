@@ -1,0 +1,160 @@
+/*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * coll/async: the decision layer, the one place that chooses how a collective runs.
+ *
+ * Per family one row of a table (coll_async_decision.c) owns: whether the family
+ * runs natively on a communicator or is delegated to the module below, whether it
+ * runs hierarchically across nodes, the algorithms its parameter
+ * coll_async_<family>_algorithm accepts (the MCA enum is generated from the row),
+ * which shared-memory schedule runs inside a node for a size, which leaders'
+ * algorithm runs between nodes for a size and a number of nodes, and every
+ * threshold those choices use. The glue, the families' begin functions, the
+ * hierarchical runs and the leaders' algorithms ask it instead of deciding.
+ *
+ * Pure C, no Open MPI header: the unit tests pin its answers (test_decision.c).
+ */
+
+#ifndef MCA_COLL_ASYNC_DECISION_H
+#define MCA_COLL_ASYNC_DECISION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "coll_async_collectives.h"
+
+/* What coll_async_<family>_algorithm may name: the two choices every family has,
+ * then the leaders' algorithms between nodes. The values are the MCA enum's. */
+enum coll_async_alg {
+    COLL_ASYNC_ALG_AUTO,               /* the table chooses per call */
+    COLL_ASYNC_ALG_DELEGATE,           /* always the coll module selected below this one */
+    COLL_ASYNC_ALG_RING,               /* allreduce: reduce-scatter + allgather; allgather */
+    COLL_ASYNC_ALG_RECURSIVE_DOUBLING, /* allreduce, allgather */
+    COLL_ASYNC_ALG_RABENSEIFNER,       /* allreduce: halving reduce-scatter + doubling allgather */
+    COLL_ASYNC_ALG_BINOMIAL,           /* bcast, reduce */
+    COLL_ASYNC_ALG_SCATTER_ALLGATHER,  /* bcast: binomial scatter + ring allgather */
+    COLL_ASYNC_ALG_DISSEMINATION,      /* barrier */
+    COLL_ASYNC_ALG_MULTICAST,          /* bcast: a UD multicast group (coll_async_multicast.h) */
+    COLL_ASYNC_NUM_ALGS
+};
+
+extern const char *const coll_async_alg_names[COLL_ASYNC_NUM_ALGS];
+
+/* Whether coll_async_<family>_algorithm accepts alg. */
+bool coll_async_decision_accepts(enum coll_async_family family, enum coll_async_alg alg);
+
+/* "auto, delegate, ring, ...": the values family's parameter accepts. */
+void coll_async_decision_values(enum coll_async_family family, char *buf, size_t len);
+
+/* Whether alg names an algorithm between nodes (not auto, not delegate). */
+static inline bool coll_async_decision_between_nodes(enum coll_async_alg alg)
+{
+    return alg > COLL_ASYNC_ALG_DELEGATE;
+}
+
+/* Native or delegated */
+
+/* Whether family runs hierarchically on a communicator that spans nodes. */
+bool coll_async_decision_hierarchical(enum coll_async_family family);
+
+/* The communicator as the decision sees it. */
+struct coll_async_decision_comm {
+    int size;          /* ranks */
+    bool has_channel;  /* all on one node, their shared memory open */
+    bool spans_nodes;  /* its hierarchy is open */
+};
+
+/* Whether family, its parameter at alg, runs natively on comm. */
+bool coll_async_decision_native(enum coll_async_family family, enum coll_async_alg alg,
+                                const struct coll_async_decision_comm *comm);
+
+/* Whether a communicator on one node (across nodes: spanning nodes) has a family
+ * to run natively under algs (one per family): if not, it needs no channel. */
+bool coll_async_decision_wanted(const enum coll_async_alg algs[COLL_ASYNC_NUM_FAMILIES],
+                                bool spans_nodes);
+
+/* A forced algorithm that cannot run on a communicator of `nodes` nodes, and what
+ * runs instead (AUTO: the table's choice): false when alg runs as asked. */
+bool coll_async_decision_fallback(enum coll_async_family family, enum coll_async_alg alg,
+                                  int nodes, enum coll_async_alg *instead);
+
+/* Inside a node: the shared-memory schedules */
+
+/* How small reductions combine the ranks' contributions (docs/architecture.md). */
+enum coll_async_reduce_mode {
+    COLL_ASYNC_REDUCE_AUTO,   /* chosen by size and ranks per node */
+    COLL_ASYNC_REDUCE_EACH,   /* every rank reduces all slots */
+    COLL_ASYNC_REDUCE_ROOT,   /* one rank polls the arrivals, reduces, publishes */
+    COLL_ASYNC_REDUCE_LOCK,   /* senders reduce into a shared accumulator, locked */
+    COLL_ASYNC_REDUCE_ATOMIC, /* senders reduce into it with atomics */
+    COLL_ASYNC_NUM_REDUCE_MODES
+};
+
+extern const char *const coll_async_reduce_mode_names[COLL_ASYNC_NUM_REDUCE_MODES];
+
+enum coll_async_shm_schedule {
+    COLL_ASYNC_SHM_SMALL_EACH,    /* small reductions, by reduce mode */
+    COLL_ASYNC_SHM_SMALL_ROOT,
+    COLL_ASYNC_SHM_SMALL_LOCK,
+    COLL_ASYNC_SHM_SMALL_ATOMIC,
+    COLL_ASYNC_SHM_SINGLE_COPY,   /* from the peers' own buffers (CMA) */
+    COLL_ASYNC_SHM_STAGED,        /* slot-sized chunks through the slots */
+    COLL_ASYNC_SHM_ROOTED_CHUNKS, /* reduce: the others hand their chunks to the root */
+    COLL_ASYNC_SHM_FLAGS,         /* barrier: the control lines alone */
+    COLL_ASYNC_NUM_SHM_SCHEDULES
+};
+
+extern const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES];
+
+/* What a node's channel and the parameters offer a schedule. */
+struct coll_async_decision_shm {
+    int nranks;                /* on the channel */
+    size_t slot_size;
+    bool single_copy;          /* the channel reads the peers' buffers (CMA) */
+    enum coll_async_reduce_mode reduce_mode;
+    size_t small_reduce_bytes; /* reductions up to this size use the small modes */
+    bool has_atomic;           /* the reduction has an atomic kernel */
+};
+
+/* The schedule of family (allreduce, reduce, bcast, allgather, barrier) for bytes
+ * (allgather: one rank's block); root < 0 for the families without one. */
+enum coll_async_shm_schedule coll_async_decision_shm(enum coll_async_family family, size_t bytes,
+                                                     int root,
+                                                     const struct coll_async_decision_shm *shm);
+
+/* Whether a reduce of bytes streams its inputs into the slots past the cache
+ * (from stream_bytes on, 0: never). */
+bool coll_async_decision_reduce_streams(size_t bytes, size_t stream_bytes);
+
+/* Between nodes: the leaders' algorithms */
+
+/* The algorithm of family among n leaders (nodes) for bytes, count elements
+ * (reductions; else count is ignored), its parameter at forced: AUTO's choice,
+ * or forced where the group can run it. */
+enum coll_async_alg coll_async_decision_between(enum coll_async_family family,
+                                                enum coll_async_alg forced, size_t bytes,
+                                                size_t count, int n);
+
+/* What coll_async_decision_between() chooses for n leaders, in words (snprintf's
+ * contract): "recursive_doubling up to 16384 B, then ring". */
+int coll_async_decision_describe(enum coll_async_family family, enum coll_async_alg forced, int n,
+                                 char *buf, size_t len);
+
+/* allreduce: how many leaders per node split bytes (from multi_leader_bytes on, all
+ * slots of them). */
+int coll_async_decision_leader_parts(size_t bytes, size_t multi_leader_bytes, int slots);
+
+/* bcast: the smallest size sent over the leaders' multicast group (SIZE_MAX: none),
+ * from the parameter's alg, the node count, auto's thresholds, and whether every
+ * leader has verbs. */
+size_t coll_async_decision_multicast_from(enum coll_async_alg alg, int nodes, int min_nodes,
+                                          size_t min_bytes, bool leaders_have_verbs);
+
+#endif /* MCA_COLL_ASYNC_DECISION_H */

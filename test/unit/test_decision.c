@@ -1,0 +1,507 @@
+/*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * Unit tests of coll_async_decision.c: the table's answers pinned, at a grid of
+ * (family, bytes, ranks, nodes), to what the component chose before the decision
+ * layer existed. The expected strings were printed by the code of commit d0a0ffe
+ * (coll_async_internode.c's choose(), coll_async_allreduce.c's and
+ * coll_async_schedule.h's begin functions, coll_async_module.c's has_native()),
+ * so a change of any choice shows here.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../ompi/mca/coll/async/coll_async_decision.h"
+
+/* The message sizes of the grid; each expected string has one letter per size. */
+static const size_t sizes[] = {0, 1, 8, 511, 512, 4095, 4096, 4097, 16383, 16384, 16385,
+                               65535, 65536, 65537, 131071, 131072, 131073, 262143, 262144,
+                               262145, 1048576, 16777216};
+#define NUM_SIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+/* Between nodes: family, its parameter, element size (reductions: count = bytes /
+ * element), nodes, and per size R ring, D recursive doubling, A Rabenseifner,
+ * B binomial, S scatter-allgather, I dissemination. */
+static const struct {
+    enum coll_async_family family;
+    enum coll_async_alg forced;
+    size_t element;
+    int nodes;
+    const char *expected;
+} between[] = {
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 4, 2, "DDDDDDDDDDAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 1, 2, "DDDDDDDDDDAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 4, 3, "DDDDDDDDDDRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 1, 3, "DDDDDDDDDDRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 4, 4, "DDDDDDDDDDAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 1, 4, "DDDDDDDDDDAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 4, 5, "DDDDDDDDDDRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 1, 5, "DDDDDDDDDDRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 4, 6, "DDDDDDDDDDRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 1, 6, "DDDDDDDDDDRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 4, 8, "DDDDDDDDDDAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 1, 8, "DDDDDDDDDDAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 4, 16, "DDDDDDDDDDAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 1, 16, "DDDDDDDDDDAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 4, 2, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 1, 2, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 4, 3, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 1, 3, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 4, 4, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 1, 4, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 4, 5, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 1, 5, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 4, 6, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 1, 6, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 4, 8, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 1, 8, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 4, 16, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 1, 16, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 2, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 1, 2, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 3, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 1, 3, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 4, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 1, 4, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 5, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 1, 5, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 6, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 1, 6, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 8, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 1, 8, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 16, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 1, 16, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 4, 2, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 1, 2, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 4, 3, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 1, 3, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 4, 4, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 1, 4, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 4, 5, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 1, 5, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 4, 6, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 1, 6, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 4, 8, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 1, 8, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 4, 16, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 1, 16, "AAAAAAAAAAAAAAAAAAAAAA"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_AUTO, 4, 2, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_AUTO, 4, 3, "BBBBBBBBBBBBBBBBSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_AUTO, 4, 4, "BBBBBBBBBBBBBBBBSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_AUTO, 4, 5, "BBBBBBBBBBBBBBBBSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_AUTO, 4, 6, "BBBBBBBBBBBBBBBBSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_AUTO, 4, 8, "BBBBBBBBBBBBBBBBSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_AUTO, 4, 16, "BBBBBBBBBBBBBBBBSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_BINOMIAL, 4, 2, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_BINOMIAL, 4, 3, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_BINOMIAL, 4, 4, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_BINOMIAL, 4, 5, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_BINOMIAL, 4, 6, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_BINOMIAL, 4, 8, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_BINOMIAL, 4, 16, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_SCATTER_ALLGATHER, 4, 2, "SSSSSSSSSSSSSSSSSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_SCATTER_ALLGATHER, 4, 3, "SSSSSSSSSSSSSSSSSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_SCATTER_ALLGATHER, 4, 4, "SSSSSSSSSSSSSSSSSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_SCATTER_ALLGATHER, 4, 5, "SSSSSSSSSSSSSSSSSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_SCATTER_ALLGATHER, 4, 6, "SSSSSSSSSSSSSSSSSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_SCATTER_ALLGATHER, 4, 8, "SSSSSSSSSSSSSSSSSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_SCATTER_ALLGATHER, 4, 16, "SSSSSSSSSSSSSSSSSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_MULTICAST, 4, 2, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_MULTICAST, 4, 3, "BBBBBBBBBBBBBBBBSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_MULTICAST, 4, 4, "BBBBBBBBBBBBBBBBSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_MULTICAST, 4, 5, "BBBBBBBBBBBBBBBBSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_MULTICAST, 4, 6, "BBBBBBBBBBBBBBBBSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_MULTICAST, 4, 8, "BBBBBBBBBBBBBBBBSSSSSS"},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_MULTICAST, 4, 16, "BBBBBBBBBBBBBBBBSSSSSS"},
+    {COLL_ASYNC_FAMILY_REDUCE, COLL_ASYNC_ALG_AUTO, 4, 2, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_REDUCE, COLL_ASYNC_ALG_AUTO, 4, 3, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_REDUCE, COLL_ASYNC_ALG_AUTO, 4, 4, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_REDUCE, COLL_ASYNC_ALG_AUTO, 4, 5, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_REDUCE, COLL_ASYNC_ALG_AUTO, 4, 6, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_REDUCE, COLL_ASYNC_ALG_AUTO, 4, 8, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_REDUCE, COLL_ASYNC_ALG_AUTO, 4, 16, "BBBBBBBBBBBBBBBBBBBBBB"},
+    {COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_AUTO, 4, 2, "IIIIIIIIIIIIIIIIIIIIII"},
+    {COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_AUTO, 4, 3, "IIIIIIIIIIIIIIIIIIIIII"},
+    {COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_AUTO, 4, 4, "IIIIIIIIIIIIIIIIIIIIII"},
+    {COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_AUTO, 4, 5, "IIIIIIIIIIIIIIIIIIIIII"},
+    {COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_AUTO, 4, 6, "IIIIIIIIIIIIIIIIIIIIII"},
+    {COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_AUTO, 4, 8, "IIIIIIIIIIIIIIIIIIIIII"},
+    {COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_AUTO, 4, 16, "IIIIIIIIIIIIIIIIIIIIII"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO, 4, 2, "DDDDDDDDDDDDDRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO, 4, 3, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO, 4, 4, "DDDDDDDDDDDDDRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO, 4, 5, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO, 4, 6, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO, 4, 8, "DDDDDDDDDDDDDRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO, 4, 16, "DDDDDDDDDDDDDRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RING, 4, 2, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RING, 4, 3, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RING, 4, 4, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RING, 4, 5, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RING, 4, 6, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RING, 4, 8, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RING, 4, 16, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 2, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 3, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 4, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 5, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 6, "RRRRRRRRRRRRRRRRRRRRRR"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 8, "DDDDDDDDDDDDDDDDDDDDDD"},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, 16, "DDDDDDDDDDDDDDDDDDDDDD"},
+};
+
+static char between_letter(enum coll_async_alg alg)
+{
+    switch (alg) {
+    case COLL_ASYNC_ALG_RING: return 'R';
+    case COLL_ASYNC_ALG_RECURSIVE_DOUBLING: return 'D';
+    case COLL_ASYNC_ALG_RABENSEIFNER: return 'A';
+    case COLL_ASYNC_ALG_BINOMIAL: return 'B';
+    case COLL_ASYNC_ALG_SCATTER_ALLGATHER: return 'S';
+    case COLL_ASYNC_ALG_DISSEMINATION: return 'I';
+    default: return '?';
+    }
+}
+
+static void test_between_nodes(void **state)
+{
+    (void) state;
+    for (size_t row = 0; row < sizeof(between) / sizeof(between[0]); ++row) {
+        char got[NUM_SIZES + 1] = "";
+
+        for (size_t i = 0; i < NUM_SIZES; ++i) {
+            got[i] = between_letter(coll_async_decision_between(
+                between[row].family, between[row].forced, sizes[i],
+                sizes[i] / between[row].element, between[row].nodes));
+        }
+        if (0 != strcmp(got, between[row].expected)) {
+            print_error("row %zu (family %d, %s, %d nodes): %s, expected %s\n", row,
+                        (int) between[row].family, coll_async_alg_names[between[row].forced],
+                        between[row].nodes, got, between[row].expected);
+        }
+        assert_string_equal(got, between[row].expected);
+    }
+}
+
+/* Inside a node, reduce mode auto: family, ranks on the node, root (-1: none),
+ * single copy, slot size, and per size e/r/l/a the small modes each, root, lock,
+ * atomic, c single copy, s staged, k rooted chunks. */
+static const struct {
+    enum coll_async_family family;
+    int nranks, root;
+    int single_copy;
+    size_t slot;
+    const char *expected;
+} shm[] = {
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 2, -1, 0, 262144, "eeeerrrsssssssssssssss"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 2, -1, 0, 4096, "eeeerrrsssssssssssssss"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 2, -1, 1, 262144, "eeeerrrssssssssssssccc"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 2, -1, 1, 4096, "eeeerrrccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 3, -1, 0, 262144, "eeeeeeesssssssssssssss"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 3, -1, 0, 4096, "eeeeeeesssssssssssssss"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 3, -1, 1, 262144, "eeeeeeessssssssssssccc"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 3, -1, 1, 4096, "eeeeeeeccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 4, -1, 0, 262144, "eeeeeeesssssssssssssss"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 4, -1, 0, 4096, "eeeeeeesssssssssssssss"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 4, -1, 1, 262144, "eeeeeeessssssssssssccc"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 4, -1, 1, 4096, "eeeeeeeccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 8, -1, 0, 262144, "eeeeeeesssssssssssssss"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 8, -1, 0, 4096, "eeeeeeesssssssssssssss"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 8, -1, 1, 262144, "eeeeeeessssssssssssccc"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, 8, -1, 1, 4096, "eeeeeeeccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 2, 0, 0, 262144, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 2, 0, 0, 4096, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 2, 1, 0, 262144, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 2, 1, 0, 4096, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 2, 0, 1, 262144, "sssssssssssssssssssccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 2, 0, 1, 4096, "sssssssccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 2, 1, 1, 262144, "sssssssssssssssssssccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 2, 1, 1, 4096, "sssssssccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 3, 0, 0, 262144, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 3, 0, 0, 4096, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 3, 1, 0, 262144, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 3, 1, 0, 4096, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 3, 0, 1, 262144, "sssssssssssssssssssccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 3, 0, 1, 4096, "sssssssccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 3, 1, 1, 262144, "sssssssssssssssssssccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 3, 1, 1, 4096, "sssssssccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 4, 0, 0, 262144, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 4, 0, 0, 4096, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 4, 1, 0, 262144, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 4, 1, 0, 4096, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 4, 0, 1, 262144, "sssssssssssssssssssccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 4, 0, 1, 4096, "sssssssccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 4, 1, 1, 262144, "sssssssssssssssssssccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 4, 1, 1, 4096, "sssssssccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 8, 0, 0, 262144, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 8, 0, 0, 4096, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 8, 1, 0, 262144, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 8, 1, 0, 4096, "ssssssssssssssssssssss"},
+    {COLL_ASYNC_FAMILY_BCAST, 8, 0, 1, 262144, "sssssssssssssssssssccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 8, 0, 1, 4096, "sssssssccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 8, 1, 1, 262144, "sssssssssssssssssssccc"},
+    {COLL_ASYNC_FAMILY_BCAST, 8, 1, 1, 4096, "sssssssccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 2, 0, 0, 262144, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 2, 0, 0, 4096, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 2, 1, 0, 262144, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 2, 1, 0, 4096, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 2, 0, 1, 262144, "rrrrrrrkkkkkkkkkkkkccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 2, 0, 1, 4096, "rrrrrrrccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 2, 1, 1, 262144, "rrrrrrrkkkkkkkkkkkkccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 2, 1, 1, 4096, "rrrrrrrccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 3, 0, 0, 262144, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 3, 0, 0, 4096, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 3, 1, 0, 262144, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 3, 1, 0, 4096, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 3, 0, 1, 262144, "rrrrrrrkkkkkkkkkkkkccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 3, 0, 1, 4096, "rrrrrrrccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 3, 1, 1, 262144, "rrrrrrrkkkkkkkkkkkkccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 3, 1, 1, 4096, "rrrrrrrccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 4, 0, 0, 262144, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 4, 0, 0, 4096, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 4, 1, 0, 262144, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 4, 1, 0, 4096, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 4, 0, 1, 262144, "rrrrrrrkkkkkkkkkkkkccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 4, 0, 1, 4096, "rrrrrrrccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 4, 1, 1, 262144, "rrrrrrrkkkkkkkkkkkkccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 4, 1, 1, 4096, "rrrrrrrccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 8, 0, 0, 262144, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 8, 0, 0, 4096, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 8, 1, 0, 262144, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 8, 1, 0, 4096, "rrrrrrrkkkkkkkkkkkkkkk"},
+    {COLL_ASYNC_FAMILY_REDUCE, 8, 0, 1, 262144, "rrrrrrrkkkkkkkkkkkkccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 8, 0, 1, 4096, "rrrrrrrccccccccccccccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 8, 1, 1, 262144, "rrrrrrrkkkkkkkkkkkkccc"},
+    {COLL_ASYNC_FAMILY_REDUCE, 8, 1, 1, 4096, "rrrrrrrccccccccccccccc"},
+};
+
+static void test_shared_memory(void **state)
+{
+    static const char letters[] = "erlacsk";
+
+    (void) state;
+    for (size_t row = 0; row < sizeof(shm) / sizeof(shm[0]); ++row) {
+        struct coll_async_decision_shm channel = {.nranks = shm[row].nranks,
+                                                  .slot_size = shm[row].slot,
+                                                  .single_copy = shm[row].single_copy,
+                                                  .reduce_mode = COLL_ASYNC_REDUCE_AUTO,
+                                                  .small_reduce_bytes = 4096,
+                                                  .has_atomic = true};
+        char got[NUM_SIZES + 1] = "";
+
+        for (size_t i = 0; i < NUM_SIZES; ++i) {
+            got[i] = letters[coll_async_decision_shm(shm[row].family, sizes[i], shm[row].root,
+                                                     &channel)];
+        }
+        if (0 != strcmp(got, shm[row].expected)) {
+            print_error("row %zu: %s, expected %s\n", row, got, shm[row].expected);
+        }
+        assert_string_equal(got, shm[row].expected);
+    }
+}
+
+static void test_reduce_modes(void **state)
+{
+    struct coll_async_decision_shm channel = {.nranks = 4, .slot_size = 262144,
+                                              .small_reduce_bytes = 4096};
+
+    (void) state;
+    channel.reduce_mode = COLL_ASYNC_REDUCE_EACH;
+    assert_int_equal(coll_async_decision_shm(COLL_ASYNC_FAMILY_REDUCE, 64, 0, &channel),
+                     COLL_ASYNC_SHM_SMALL_EACH);
+    channel.reduce_mode = COLL_ASYNC_REDUCE_LOCK;
+    assert_int_equal(coll_async_decision_shm(COLL_ASYNC_FAMILY_ALLREDUCE, 64, -1, &channel),
+                     COLL_ASYNC_SHM_SMALL_LOCK);
+    channel.reduce_mode = COLL_ASYNC_REDUCE_ATOMIC;
+    assert_int_equal(coll_async_decision_shm(COLL_ASYNC_FAMILY_ALLREDUCE, 64, -1, &channel),
+                     COLL_ASYNC_SHM_SMALL_LOCK); /* no atomic kernel */
+    channel.has_atomic = true;
+    assert_int_equal(coll_async_decision_shm(COLL_ASYNC_FAMILY_ALLREDUCE, 64, -1, &channel),
+                     COLL_ASYNC_SHM_SMALL_ATOMIC);
+    /* Past small_reduce_bytes the mode no longer matters. */
+    assert_int_equal(coll_async_decision_shm(COLL_ASYNC_FAMILY_ALLREDUCE, 8192, -1, &channel),
+                     COLL_ASYNC_SHM_STAGED);
+    assert_int_equal(coll_async_decision_shm(COLL_ASYNC_FAMILY_BARRIER, 0, -1, &channel),
+                     COLL_ASYNC_SHM_FLAGS);
+    /* reduce streams from stream_bytes up to 512 KiB only. */
+    assert_false(coll_async_decision_reduce_streams(16383, 16384));
+    assert_true(coll_async_decision_reduce_streams(16384, 16384));
+    assert_true(coll_async_decision_reduce_streams(524288, 16384));
+    assert_false(coll_async_decision_reduce_streams(524289, 16384));
+    assert_false(coll_async_decision_reduce_streams(65536, 0));
+}
+
+/* Native or delegated: per family, for its parameter auto then delegate, nodes 1
+ * to 3, ranks per node 1 to 3: n native, d delegated (a node's channel open). */
+static const struct {
+    enum coll_async_family family;
+    const char *expected;
+} paths[] = {
+    {COLL_ASYNC_FAMILY_ALLGATHER, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_ALLGATHERV, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_ALLTOALL, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_ALLTOALLV, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_ALLTOALLW, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_BARRIER, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_BCAST, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_EXSCAN, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_GATHER, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_GATHERV, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_REDUCE, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_REDUCE_SCATTER, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_SCAN, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_SCATTER, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_SCATTERV, "nnnddddddddddddddd"},
+};
+
+static void test_native_or_delegated(void **state)
+{
+    (void) state;
+    for (size_t row = 0; row < sizeof(paths) / sizeof(paths[0]); ++row) {
+        char got[19] = "";
+        int i = 0;
+
+        for (int delegate = 0; delegate < 2; ++delegate) {
+            for (int nodes = 1; nodes <= 3; ++nodes) {
+                for (int ranks = 1; ranks <= 3; ++ranks) {
+                    struct coll_async_decision_comm comm = {
+                        .size = nodes * ranks,
+                        .has_channel = 1 == nodes && ranks > 1,
+                        .spans_nodes = nodes > 1};
+
+                    got[i++] = coll_async_decision_native(
+                                   paths[row].family,
+                                   delegate ? COLL_ASYNC_ALG_DELEGATE : COLL_ASYNC_ALG_AUTO, &comm)
+                                   ? 'n' : 'd';
+                }
+            }
+        }
+        assert_string_equal(got, paths[row].expected);
+    }
+}
+
+static void test_wanted(void **state)
+{
+    enum coll_async_alg algs[COLL_ASYNC_NUM_FAMILIES];
+
+    (void) state;
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
+        algs[family] = COLL_ASYNC_ALG_DELEGATE;
+    }
+    assert_false(coll_async_decision_wanted(algs, false));
+    assert_false(coll_async_decision_wanted(algs, true));
+    algs[COLL_ASYNC_FAMILY_ALLTOALL] = COLL_ASYNC_ALG_AUTO;
+    assert_true(coll_async_decision_wanted(algs, false));
+    assert_false(coll_async_decision_wanted(algs, true)); /* not hierarchical */
+    algs[COLL_ASYNC_FAMILY_BARRIER] = COLL_ASYNC_ALG_DISSEMINATION;
+    assert_true(coll_async_decision_wanted(algs, true));
+}
+
+/* The values the parameters accept, the enums generated from them, and what
+ * verbose level 1 prints for 3 nodes (as coll_async_internode_describe did). */
+static void test_values_and_words(void **state)
+{
+    char text[256];
+
+    (void) state;
+    coll_async_decision_values(COLL_ASYNC_FAMILY_ALLREDUCE, text, sizeof(text));
+    assert_string_equal(text, "auto, delegate, ring, recursive_doubling, rabenseifner");
+    coll_async_decision_values(COLL_ASYNC_FAMILY_BCAST, text, sizeof(text));
+    assert_string_equal(text, "auto, delegate, binomial, scatter_allgather, multicast");
+    coll_async_decision_values(COLL_ASYNC_FAMILY_ALLGATHER, text, sizeof(text));
+    assert_string_equal(text, "auto, delegate, ring, recursive_doubling");
+    coll_async_decision_values(COLL_ASYNC_FAMILY_REDUCE, text, sizeof(text));
+    assert_string_equal(text, "auto, delegate, binomial");
+    coll_async_decision_values(COLL_ASYNC_FAMILY_BARRIER, text, sizeof(text));
+    assert_string_equal(text, "auto, delegate, dissemination");
+    coll_async_decision_values(COLL_ASYNC_FAMILY_ALLTOALL, text, sizeof(text));
+    assert_string_equal(text, "auto, delegate");
+    assert_false(coll_async_decision_accepts(COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_RING));
+
+    coll_async_decision_describe(COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 3, text,
+                                 sizeof(text));
+    assert_string_equal(text, "recursive_doubling up to 16384 B, then ring");
+    coll_async_decision_describe(COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 4, text,
+                                 sizeof(text));
+    assert_string_equal(text, "recursive_doubling up to 16384 B, then rabenseifner");
+    coll_async_decision_describe(COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_AUTO, 3, text,
+                                 sizeof(text));
+    assert_string_equal(text, "binomial up to 131072 B, then scatter_allgather");
+    coll_async_decision_describe(COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_AUTO, 2, text,
+                                 sizeof(text));
+    assert_string_equal(text, "binomial");
+    coll_async_decision_describe(COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO, 3, text,
+                                 sizeof(text));
+    assert_string_equal(text, "ring");
+    coll_async_decision_describe(COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO, 4, text,
+                                 sizeof(text));
+    assert_string_equal(text, "recursive_doubling up to 65536 B, then ring");
+    coll_async_decision_describe(COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
+                                 4, text, sizeof(text));
+    assert_string_equal(text, "recursive_doubling");
+}
+
+/* Forced algorithms that cannot run, what runs instead; leaders; multicast. */
+static void test_fallbacks_and_thresholds(void **state)
+{
+    enum coll_async_alg instead = COLL_ASYNC_NUM_ALGS;
+
+    (void) state;
+    assert_true(coll_async_decision_fallback(COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 1,
+                                             &instead));
+    assert_int_equal(instead, COLL_ASYNC_ALG_AUTO);
+    assert_false(coll_async_decision_fallback(COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 3,
+                                              &instead));
+    assert_false(coll_async_decision_fallback(COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_AUTO, 1,
+                                              &instead));
+    assert_false(coll_async_decision_fallback(COLL_ASYNC_FAMILY_BCAST,
+                                              COLL_ASYNC_ALG_DELEGATE, 1, &instead));
+    assert_true(coll_async_decision_fallback(COLL_ASYNC_FAMILY_ALLGATHER,
+                                             COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 3, &instead));
+    assert_int_equal(instead, COLL_ASYNC_ALG_RING);
+    assert_false(coll_async_decision_fallback(COLL_ASYNC_FAMILY_ALLGATHER,
+                                              COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, &instead));
+
+    assert_int_equal(coll_async_decision_leader_parts(65535, 65536, 2), 1);
+    assert_int_equal(coll_async_decision_leader_parts(65536, 65536, 2), 2);
+
+    assert_true(1 == coll_async_decision_multicast_from(COLL_ASYNC_ALG_MULTICAST, 3, 16, 65536,
+                                                        false));
+    assert_true(SIZE_MAX == coll_async_decision_multicast_from(COLL_ASYNC_ALG_AUTO, 15, 16,
+                                                               65536, true));
+    assert_true(65536 == coll_async_decision_multicast_from(COLL_ASYNC_ALG_AUTO, 16, 16, 65536,
+                                                            true));
+    assert_true(SIZE_MAX == coll_async_decision_multicast_from(COLL_ASYNC_ALG_AUTO, 16, 16,
+                                                               65536, false));
+    assert_true(SIZE_MAX == coll_async_decision_multicast_from(COLL_ASYNC_ALG_AUTO, 16, 0, 65536,
+                                                               true));
+    assert_true(SIZE_MAX == coll_async_decision_multicast_from(COLL_ASYNC_ALG_BINOMIAL, 16, 16,
+                                                               65536, true));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_between_nodes),      cmocka_unit_test(test_shared_memory),
+        cmocka_unit_test(test_reduce_modes),       cmocka_unit_test(test_native_or_delegated),
+        cmocka_unit_test(test_wanted),             cmocka_unit_test(test_values_and_words),
+        cmocka_unit_test(test_fallbacks_and_thresholds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
