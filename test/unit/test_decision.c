@@ -413,6 +413,106 @@ static void test_wanted(void **state)
     assert_true(coll_async_decision_wanted(algs, true));
 }
 
+/* A schedule named in the parameter runs inside the node at every size where the
+ * channel can run it (single_copy: CMA), else the table chooses; between nodes
+ * the leaders' algorithm stays AUTO's. */
+static void test_forced_in_node(void **state)
+{
+    static const char letters[] = "erlacsk";
+    static const struct {
+        enum coll_async_family family;
+        enum coll_async_alg forced;
+        int root;
+        bool single_copy;
+        const char *expected;
+    } forced[] = {
+        {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_SINGLE_COPY, -1, true,
+         "cccccccccccccccccccccc"},
+        {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_STAGED, -1, true, "ssssssssssssssssssssss"},
+        {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_STAGED, -1, false, "ssssssssssssssssssssss"},
+        {COLL_ASYNC_FAMILY_REDUCE, COLL_ASYNC_ALG_SINGLE_COPY, 1, true, "cccccccccccccccccccccc"},
+        {COLL_ASYNC_FAMILY_REDUCE, COLL_ASYNC_ALG_ROOTED_CHUNKS, 1, true, "kkkkkkkkkkkkkkkkkkkkkk"},
+        {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_SINGLE_COPY, 0, true, "cccccccccccccccccccccc"},
+        {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_STAGED, 0, true, "ssssssssssssssssssssss"},
+        {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_SINGLE_COPY, -1, true,
+         "cccccccccccccccccccccc"},
+        {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_STAGED, -1, true, "ssssssssssssssssssssss"},
+    };
+
+    (void) state;
+    for (size_t row = 0; row < sizeof(forced) / sizeof(forced[0]); ++row) {
+        struct coll_async_decision_shm channel = {.nranks = 4, .slot_size = 262144,
+                                                  .single_copy = forced[row].single_copy,
+                                                  .small_reduce_bytes = 4096,
+                                                  .forced = forced[row].forced};
+        char got[NUM_SIZES + 1] = "";
+
+        for (size_t i = 0; i < NUM_SIZES; ++i) {
+            got[i] = letters[coll_async_decision_shm(forced[row].family, sizes[i],
+                                                     forced[row].root, &channel)];
+        }
+        if (0 != strcmp(got, forced[row].expected)) {
+            print_error("row %zu: %s, expected %s\n", row, got, forced[row].expected);
+        }
+        assert_string_equal(got, forced[row].expected);
+        assert_false(coll_async_decision_shm_fallback(forced[row].family, forced[row].forced,
+                                                      forced[row].single_copy));
+    }
+
+    /* single_copy without CMA, or a schedule the family has not: as AUTO. */
+    for (size_t i = 0; i < NUM_SIZES; ++i) {
+        struct coll_async_decision_shm with = {.nranks = 4, .slot_size = 262144,
+                                               .small_reduce_bytes = 4096,
+                                               .forced = COLL_ASYNC_ALG_SINGLE_COPY};
+        struct coll_async_decision_shm without = with;
+
+        without.forced = COLL_ASYNC_ALG_AUTO;
+        assert_int_equal(coll_async_decision_shm(COLL_ASYNC_FAMILY_ALLREDUCE, sizes[i], -1, &with),
+                         coll_async_decision_shm(COLL_ASYNC_FAMILY_ALLREDUCE, sizes[i], -1,
+                                                 &without));
+        with.forced = COLL_ASYNC_ALG_ROOTED_CHUNKS;
+        assert_int_equal(coll_async_decision_shm(COLL_ASYNC_FAMILY_ALLREDUCE, sizes[i], -1, &with),
+                         coll_async_decision_shm(COLL_ASYNC_FAMILY_ALLREDUCE, sizes[i], -1,
+                                                 &without));
+        with.forced = COLL_ASYNC_ALG_STAGED;
+        assert_int_equal(coll_async_decision_shm(COLL_ASYNC_FAMILY_BARRIER, sizes[i], -1, &with),
+                         COLL_ASYNC_SHM_FLAGS);
+    }
+    assert_true(coll_async_decision_shm_fallback(COLL_ASYNC_FAMILY_BCAST,
+                                                 COLL_ASYNC_ALG_SINGLE_COPY, false));
+    assert_false(coll_async_decision_shm_fallback(COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_AUTO,
+                                                  false));
+    assert_false(coll_async_decision_shm_fallback(COLL_ASYNC_FAMILY_BCAST,
+                                                  COLL_ASYNC_ALG_BINOMIAL, false));
+    assert_false(coll_async_decision_accepts(COLL_ASYNC_FAMILY_REDUCE, COLL_ASYNC_ALG_STAGED));
+    assert_false(coll_async_decision_accepts(COLL_ASYNC_FAMILY_ALLREDUCE,
+                                             COLL_ASYNC_ALG_ROOTED_CHUNKS));
+    assert_false(coll_async_decision_accepts(COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_STAGED));
+    assert_false(coll_async_decision_accepts(COLL_ASYNC_FAMILY_ALLTOALL,
+                                             COLL_ASYNC_ALG_SINGLE_COPY));
+
+    /* Between nodes an in-node name is AUTO: no fallback, AUTO's algorithms. */
+    for (int alg = COLL_ASYNC_ALG_SINGLE_COPY; alg < COLL_ASYNC_NUM_ALGS; ++alg) {
+        enum coll_async_alg instead;
+
+        assert_false(coll_async_decision_between_nodes(alg));
+        assert_true(coll_async_decision_in_node(alg));
+        assert_false(coll_async_decision_fallback(COLL_ASYNC_FAMILY_ALLREDUCE, alg, 1, &instead));
+        for (int n = 2; n <= 9; ++n) {
+            for (size_t i = 0; i < NUM_SIZES; ++i) {
+                assert_int_equal(coll_async_decision_between(COLL_ASYNC_FAMILY_ALLREDUCE, alg,
+                                                             sizes[i], sizes[i] / 8, n),
+                                 coll_async_decision_between(COLL_ASYNC_FAMILY_ALLREDUCE,
+                                                             COLL_ASYNC_ALG_AUTO, sizes[i],
+                                                             sizes[i] / 8, n));
+            }
+        }
+        assert_true(65536 == coll_async_decision_multicast_from(alg, 16, 16, 65536, true));
+    }
+    assert_false(coll_async_decision_in_node(COLL_ASYNC_ALG_MULTICAST));
+    assert_false(coll_async_decision_in_node(COLL_ASYNC_ALG_AUTO));
+}
+
 /* The values the parameters accept, the enums generated from them, and what
  * verbose level 1 prints for 3 nodes (as coll_async_internode_describe did). */
 static void test_values_and_words(void **state)
@@ -421,13 +521,17 @@ static void test_values_and_words(void **state)
 
     (void) state;
     coll_async_decision_values(COLL_ASYNC_FAMILY_ALLREDUCE, text, sizeof(text));
-    assert_string_equal(text, "auto, delegate, ring, recursive_doubling, rabenseifner");
+    assert_string_equal(text,
+                        "auto, delegate, ring, recursive_doubling, rabenseifner, "
+                        "single_copy, staged");
     coll_async_decision_values(COLL_ASYNC_FAMILY_BCAST, text, sizeof(text));
-    assert_string_equal(text, "auto, delegate, binomial, scatter_allgather, multicast");
+    assert_string_equal(text,
+                        "auto, delegate, binomial, scatter_allgather, multicast, "
+                        "single_copy, staged");
     coll_async_decision_values(COLL_ASYNC_FAMILY_ALLGATHER, text, sizeof(text));
-    assert_string_equal(text, "auto, delegate, ring, recursive_doubling");
+    assert_string_equal(text, "auto, delegate, ring, recursive_doubling, single_copy, staged");
     coll_async_decision_values(COLL_ASYNC_FAMILY_REDUCE, text, sizeof(text));
-    assert_string_equal(text, "auto, delegate, binomial");
+    assert_string_equal(text, "auto, delegate, binomial, single_copy, rooted_chunks");
     coll_async_decision_values(COLL_ASYNC_FAMILY_BARRIER, text, sizeof(text));
     assert_string_equal(text, "auto, delegate, dissemination");
     coll_async_decision_values(COLL_ASYNC_FAMILY_ALLTOALL, text, sizeof(text));
@@ -499,6 +603,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_between_nodes),      cmocka_unit_test(test_shared_memory),
+        cmocka_unit_test(test_forced_in_node),
         cmocka_unit_test(test_reduce_modes),       cmocka_unit_test(test_native_or_delegated),
         cmocka_unit_test(test_wanted),             cmocka_unit_test(test_values_and_words),
         cmocka_unit_test(test_fallbacks_and_thresholds),

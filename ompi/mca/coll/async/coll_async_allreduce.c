@@ -604,9 +604,9 @@ static int single_copy(struct coll_async_op *op)
 
 void coll_async_reduction_begin(struct coll_async_op *op)
 {
-    struct coll_async_decision_shm shm = schedule_decision(op);
     enum coll_async_family family = op->root < 0 ? COLL_ASYNC_FAMILY_ALLREDUCE
                                                  : COLL_ASYNC_FAMILY_REDUCE;
+    struct coll_async_decision_shm shm = schedule_decision(op, family);
     uint64_t steps = 1;
 
     op->phase = 0;

@@ -31,6 +31,9 @@ const char *const coll_async_alg_names[COLL_ASYNC_NUM_ALGS] = {
     [COLL_ASYNC_ALG_SCATTER_ALLGATHER] = "scatter_allgather",
     [COLL_ASYNC_ALG_DISSEMINATION] = "dissemination",
     [COLL_ASYNC_ALG_MULTICAST] = "multicast",
+    [COLL_ASYNC_ALG_SINGLE_COPY] = "single_copy",
+    [COLL_ASYNC_ALG_STAGED] = "staged",
+    [COLL_ASYNC_ALG_ROOTED_CHUNKS] = "rooted_chunks",
 };
 
 const char *const coll_async_reduce_mode_names[COLL_ASYNC_NUM_REDUCE_MODES] = {
@@ -60,11 +63,14 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
  * few_leaders, up to small_bytes, or (per_element) with fewer elements than
  * leaders; `large` above, `large_uneven` on a group whose size is not a power of
  * two. An algorithm in power_of_two_only (forced or not) gives way to `uneven`
- * on such a group.
+ * on such a group. Inside a node, in_node is what the parameter may force: a
+ * reduce's chunks through the slots go to its root alone (rooted_chunks), as the
+ * all-ranks schedule (staged) writes a result on every rank.
  */
 struct row {
     bool hierarchical;
-    unsigned algs; /* between nodes, what the parameter may force */
+    unsigned algs;    /* between nodes, what the parameter may force */
+    unsigned in_node; /* inside a node, likewise */
     enum coll_async_alg small, large, large_uneven, uneven;
     size_t small_bytes;
     int few_leaders;
@@ -76,6 +82,7 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
     [COLL_ASYNC_FAMILY_ALLREDUCE] = {.hierarchical = true,
                                      .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING)
                                              | ALG(RABENSEIFNER),
+                                     .in_node = ALG(SINGLE_COPY) | ALG(STAGED),
                                      .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
                                      .large = COLL_ASYNC_ALG_RABENSEIFNER,
                                      .large_uneven = COLL_ASYNC_ALG_RING,
@@ -83,6 +90,7 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                      .per_element = true},
     [COLL_ASYNC_FAMILY_BCAST] = {.hierarchical = true,
                                  .algs = ALG(BINOMIAL) | ALG(SCATTER_ALLGATHER) | ALG(MULTICAST),
+                                 .in_node = ALG(SINGLE_COPY) | ALG(STAGED),
                                  .small = COLL_ASYNC_ALG_BINOMIAL,
                                  .large = COLL_ASYNC_ALG_SCATTER_ALLGATHER,
                                  .large_uneven = COLL_ASYNC_ALG_SCATTER_ALLGATHER,
@@ -90,6 +98,7 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                  .few_leaders = 2},
     [COLL_ASYNC_FAMILY_ALLGATHER] = {.hierarchical = true,
                                      .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING),
+                                     .in_node = ALG(SINGLE_COPY) | ALG(STAGED),
                                      .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
                                      .large = COLL_ASYNC_ALG_RING,
                                      .large_uneven = COLL_ASYNC_ALG_RING,
@@ -98,6 +107,7 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                      .power_of_two_only = ALG(RECURSIVE_DOUBLING)},
     [COLL_ASYNC_FAMILY_REDUCE] = {.hierarchical = true,
                                   .algs = ALG(BINOMIAL),
+                                  .in_node = ALG(SINGLE_COPY) | ALG(ROOTED_CHUNKS),
                                   .small = COLL_ASYNC_ALG_BINOMIAL,
                                   .large = COLL_ASYNC_ALG_BINOMIAL,
                                   .large_uneven = COLL_ASYNC_ALG_BINOMIAL},
@@ -112,7 +122,8 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
 bool coll_async_decision_accepts(enum coll_async_family family, enum coll_async_alg alg)
 {
     return COLL_ASYNC_ALG_AUTO == alg || COLL_ASYNC_ALG_DELEGATE == alg
-           || (alg < COLL_ASYNC_NUM_ALGS && (table[family].algs & (1u << alg)));
+           || (alg < COLL_ASYNC_NUM_ALGS
+               && ((table[family].algs | table[family].in_node) & (1u << alg)));
 }
 
 void coll_async_decision_values(enum coll_async_family family, char *buf, size_t len)
@@ -181,6 +192,23 @@ bool coll_async_decision_fallback(enum coll_async_family family, enum coll_async
 
 /* Inside a node */
 
+enum coll_async_alg coll_async_decision_shm_forced(enum coll_async_family family,
+                                                   enum coll_async_alg alg, bool single_copy)
+{
+    if (!coll_async_decision_in_node(alg) || !(table[family].in_node & (1u << alg))
+        || (COLL_ASYNC_ALG_SINGLE_COPY == alg && !single_copy)) {
+        return COLL_ASYNC_ALG_AUTO;
+    }
+    return alg;
+}
+
+bool coll_async_decision_shm_fallback(enum coll_async_family family, enum coll_async_alg alg,
+                                      bool single_copy)
+{
+    return coll_async_decision_in_node(alg) && (table[family].in_node & (1u << alg))
+           && COLL_ASYNC_ALG_AUTO == coll_async_decision_shm_forced(family, alg, single_copy);
+}
+
 static enum coll_async_shm_schedule small_mode(size_t bytes, int root,
                                                const struct coll_async_decision_shm *shm)
 {
@@ -210,6 +238,12 @@ enum coll_async_shm_schedule coll_async_decision_shm(enum coll_async_family fami
 
     if (COLL_ASYNC_FAMILY_BARRIER == family) {
         return COLL_ASYNC_SHM_FLAGS;
+    }
+    switch (coll_async_decision_shm_forced(family, shm->forced, shm->single_copy)) {
+    case COLL_ASYNC_ALG_SINGLE_COPY: return COLL_ASYNC_SHM_SINGLE_COPY;
+    case COLL_ASYNC_ALG_STAGED: return COLL_ASYNC_SHM_STAGED;
+    case COLL_ASYNC_ALG_ROOTED_CHUNKS: return COLL_ASYNC_SHM_ROOTED_CHUNKS;
+    default: break; /* the table chooses */
     }
     if (reduces && bytes <= shm->small_reduce_bytes && bytes <= shm->slot_size) {
         return small_mode(bytes, root, shm);
@@ -276,8 +310,8 @@ size_t coll_async_decision_multicast_from(enum coll_async_alg alg, int nodes, in
     if (COLL_ASYNC_ALG_MULTICAST == alg) {
         return 1;
     }
-    if (COLL_ASYNC_ALG_AUTO == alg && 0 < min_nodes && nodes >= min_nodes
-        && leaders_have_verbs) {
+    if (COLL_ASYNC_ALG_AUTO == coll_async_decision_leaders(alg) && 0 < min_nodes
+        && nodes >= min_nodes && leaders_have_verbs) {
         return min_bytes;
     }
     return SIZE_MAX;

@@ -31,7 +31,8 @@
 #include "coll_async_collectives.h"
 
 /* What coll_async_<family>_algorithm may name: the two choices every family has,
- * then the leaders' algorithms between nodes. The values are the MCA enum's. */
+ * the leaders' algorithms between nodes, then the shared-memory schedules inside
+ * a node. The values are the MCA enum's. */
 enum coll_async_alg {
     COLL_ASYNC_ALG_AUTO,               /* the table chooses per call */
     COLL_ASYNC_ALG_DELEGATE,           /* always the coll module selected below this one */
@@ -42,6 +43,9 @@ enum coll_async_alg {
     COLL_ASYNC_ALG_SCATTER_ALLGATHER,  /* bcast: binomial scatter + ring allgather */
     COLL_ASYNC_ALG_DISSEMINATION,      /* barrier */
     COLL_ASYNC_ALG_MULTICAST,          /* bcast: a UD multicast group (coll_async_multicast.h) */
+    COLL_ASYNC_ALG_SINGLE_COPY,        /* in a node: from the peers' own buffers (CMA) */
+    COLL_ASYNC_ALG_STAGED,             /* in a node: slot-sized chunks through the slots */
+    COLL_ASYNC_ALG_ROOTED_CHUNKS,      /* in a node, reduce: the others hand chunks to the root */
     COLL_ASYNC_NUM_ALGS
 };
 
@@ -56,7 +60,20 @@ void coll_async_decision_values(enum coll_async_family family, char *buf, size_t
 /* Whether alg names an algorithm between nodes (not auto, not delegate). */
 static inline bool coll_async_decision_between_nodes(enum coll_async_alg alg)
 {
-    return alg > COLL_ASYNC_ALG_DELEGATE;
+    return alg > COLL_ASYNC_ALG_DELEGATE && alg < COLL_ASYNC_ALG_SINGLE_COPY;
+}
+
+/* Whether alg names a shared-memory schedule inside a node. */
+static inline bool coll_async_decision_in_node(enum coll_async_alg alg)
+{
+    return alg >= COLL_ASYNC_ALG_SINGLE_COPY && alg < COLL_ASYNC_NUM_ALGS;
+}
+
+/* What the parameter at alg asks of the leaders between nodes: a schedule named
+ * for inside the nodes leaves them to AUTO. */
+static inline enum coll_async_alg coll_async_decision_leaders(enum coll_async_alg alg)
+{
+    return coll_async_decision_in_node(alg) ? COLL_ASYNC_ALG_AUTO : alg;
 }
 
 /* Native or delegated */
@@ -121,10 +138,24 @@ struct coll_async_decision_shm {
     enum coll_async_reduce_mode reduce_mode;
     size_t small_reduce_bytes; /* reductions up to this size use the small modes */
     bool has_atomic;           /* the reduction has an atomic kernel */
+    enum coll_async_alg forced; /* the family's parameter (AUTO: the table chooses) */
 };
 
+/* The schedule forced by family's parameter at alg that runs on a channel that
+ * does (single_copy) or does not read the peers' buffers: alg, or AUTO where alg
+ * names none (auto, delegate, between nodes) or one that cannot run there. */
+enum coll_async_alg coll_async_decision_shm_forced(enum coll_async_family family,
+                                                   enum coll_async_alg alg, bool single_copy);
+
+/* Whether alg forces a schedule inside a node that cannot run on such a channel
+ * (single_copy without CMA): the table chooses instead. */
+bool coll_async_decision_shm_fallback(enum coll_async_family family, enum coll_async_alg alg,
+                                      bool single_copy);
+
 /* The schedule of family (allreduce, reduce, bcast, allgather, barrier) for bytes
- * (allgather: one rank's block); root < 0 for the families without one. */
+ * (allgather: one rank's block); root < 0 for the families without one. A schedule
+ * forced (shm->forced) runs at every size where it can run at all: each moves any
+ * number of bytes, the small reductions' slot-sized one included. */
 enum coll_async_shm_schedule coll_async_decision_shm(enum coll_async_family family, size_t bytes,
                                                      int root,
                                                      const struct coll_async_decision_shm *shm);

@@ -70,7 +70,8 @@ static const char *choose(struct coll_async_hier_multicast *state,
                           const struct coll_async_hier *hier,
                           const struct coll_async_config *config)
 {
-    enum coll_async_alg alg = hier->algorithm[COLL_ASYNC_FAMILY_BCAST];
+    enum coll_async_alg alg =
+        coll_async_decision_leaders(hier->algorithm[COLL_ASYNC_FAMILY_BCAST]);
 
     state->from = SIZE_MAX;
     if (COLL_ASYNC_ALG_MULTICAST != alg && COLL_ASYNC_ALG_AUTO != alg) {
@@ -110,7 +111,8 @@ int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
         .include = settings->multicast.include,
         .exclude = settings->multicast.exclude,
         .drop_fraction = settings->multicast.drop_fraction,
-        .verbs_only = COLL_ASYNC_ALG_AUTO == hier->algorithm[COLL_ASYNC_FAMILY_BCAST],
+        .verbs_only = COLL_ASYNC_ALG_AUTO
+                      == coll_async_decision_leaders(hier->algorithm[COLL_ASYNC_FAMILY_BCAST]),
         .settled = settled,
         .context = hier};
     const struct coll_async_card *first;

@@ -206,7 +206,8 @@ static void report_paths(mca_coll_async_module_t *module, struct ompi_communicat
 
 /*
  * Families forced to an algorithm between nodes that this communicator cannot
- * run (it is on one node, or its nodes are a group the algorithm does not take):
+ * run (it is on one node, or its nodes are a group the algorithm does not take),
+ * or to a schedule inside a node its channel cannot run (single_copy without CMA):
  * their calls run as the table chooses instead, said once per communicator, e.g.
  *   coll:async: MPI_COMM_WORLD (cid 0, size 2): allreduce forced to ring, which
  *   runs between nodes, and the communicator is on one node: auto instead
@@ -214,6 +215,10 @@ static void report_paths(mca_coll_async_module_t *module, struct ompi_communicat
 static void report_fallbacks(mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
 {
     int nodes = NULL != module->hier ? module->hier->node_count : 1;
+    struct coll_async_channel *channel = module->has_channel ? &module->channel
+                                         : NULL != module->hier && module->hier->has_local
+                                             ? &module->hier->local
+                                             : NULL;
 
     if (0 != ompi_comm_rank(comm) || 1 == ompi_comm_size(comm)) {
         return;
@@ -221,8 +226,19 @@ static void report_fallbacks(mca_coll_async_module_t *module, struct ompi_commun
     for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
         enum coll_async_alg alg = mca_coll_async_component.algorithm[family], instead;
 
-        if (COLL_ASYNC_PATH_NATIVE != module->path[COLL_ASYNC_NUM_FORMS * family]
-            || !coll_async_decision_fallback(family, alg, nodes, &instead)) {
+        if (COLL_ASYNC_PATH_NATIVE != module->path[COLL_ASYNC_NUM_FORMS * family]) {
+            continue;
+        }
+        if (NULL != channel
+            && coll_async_decision_shm_fallback(family, alg,
+                                                coll_async_mapper_single_copy(channel))) {
+            opal_output_verbose(1, mca_coll_async_output,
+                                "coll:async: %s (cid %u, size %d): %s forced to %s, which "
+                                "needs CMA between this node's ranks: auto inside the node",
+                                comm->c_name, coll_async_comm_cid(comm), ompi_comm_size(comm),
+                                coll_async_family_name(family), coll_async_alg_names[alg]);
+        }
+        if (!coll_async_decision_fallback(family, alg, nodes, &instead)) {
             continue;
         }
         if (1 == nodes) {

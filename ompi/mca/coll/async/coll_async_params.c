@@ -133,13 +133,30 @@ static int algorithm_to_string(mca_base_var_enum_t *self, const int value, char 
     return enum_string_from_value(self, value, text);
 }
 
+/* The names family's parameter accepts on one side of the node boundary,
+ * "ring, recursive_doubling", or "" where it accepts none. */
+static void names_of(enum coll_async_family family, bool (*side)(enum coll_async_alg), char *buf,
+                     size_t len)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int alg = 0; alg < COLL_ASYNC_NUM_ALGS && used < len; ++alg) {
+        if (side(alg) && coll_async_decision_accepts(family, alg)) {
+            used += (size_t) snprintf(buf + used, len - used, "%s%s", 0 == used ? "" : ", ",
+                                      coll_async_alg_names[alg]);
+        }
+    }
+}
+
 /* coll_async_<family>_algorithm: an MCA enum of the values the decision table
  * accepts for family. */
 static int register_algorithm(enum coll_async_family family)
 {
     mca_base_var_enum_value_t values[COLL_ASYNC_NUM_ALGS + 1];
     mca_base_var_enum_t *enumerator = NULL;
-    char name[64], help[1536], list[192];
+    char name[64], help[3072], list[192], between[128], inside[128];
+    char between_help[512] = "", inside_help[1024] = "";
     int count = 0, index, rc;
 
     for (int alg = 0; alg < COLL_ASYNC_NUM_ALGS; ++alg) {
@@ -157,18 +174,36 @@ static int register_algorithm(enum coll_async_family family)
     enumerator->value_from_string = algorithm_from_string;
     enumerator->string_from_value = algorithm_to_string;
     coll_async_decision_values(family, list, sizeof(list));
+    names_of(family, coll_async_decision_between_nodes, between, sizeof(between));
+    names_of(family, coll_async_decision_in_node, inside, sizeof(inside));
+    if ('\0' != between[0] && coll_async_decision_hierarchical(family)) {
+        snprintf(between_help, sizeof(between_help),
+                 " %s: the leaders' algorithm between nodes (inside each node the component "
+                 "chooses); on a communicator within one node, or where the group of nodes "
+                 "cannot run it, the call runs as auto, said at verbose level 1.",
+                 between);
+    }
+    if ('\0' != inside[0]) {
+        snprintf(inside_help, sizeof(inside_help),
+                 " %s: the shared-memory schedule inside a node, at every size (single_copy: "
+                 "one copy from the peers' own buffers, needs CMA; staged: slot-sized chunks "
+                 "through the slots; rooted_chunks: the others hand their chunks to the root); "
+                 "between nodes the leaders' algorithm stays auto, and a node stage follows the "
+                 "parameter of its own family (an allreduce across nodes reduces and bcasts "
+                 "inside each node). Where the schedule cannot run (single_copy without CMA) "
+                 "the component chooses, said at verbose level 1.%s",
+                 inside,
+                 COLL_ASYNC_FAMILY_ALLREDUCE == family || COLL_ASYNC_FAMILY_REDUCE == family
+                     ? " The small reductions' modes are coll_async_reduce_mode's, taken where "
+                       "auto chooses them."
+                     : "");
+    }
     snprintf(name, sizeof(name), "%s_algorithm", coll_async_family_name(family));
     snprintf(help, sizeof(help),
              "Algorithm for the %s collective, blocking, nonblocking and persistent. One of: "
              "%s. auto: the component chooses per communicator and message size; delegate: "
-             "always hand the call to the coll component selected below this one.%s%s",
-             coll_async_family_name(family), list,
-             coll_async_decision_hierarchical(family) && 2 < count
-                 ? " The others force the leaders' algorithm between nodes (inside each node "
-                   "the component chooses); on a communicator within one node, or where the "
-                   "group of nodes cannot run it, the call runs as auto, said at verbose "
-                   "level 1."
-                 : "",
+             "always hand the call to the coll component selected below this one.%s%s%s",
+             coll_async_family_name(family), list, between_help, inside_help,
              COLL_ASYNC_FAMILY_BCAST == family ? MULTICAST_HELP : "");
 
     component->algorithm_value[family] = COLL_ASYNC_ALG_AUTO;
@@ -608,6 +643,7 @@ int mca_coll_async_params_check(mca_coll_async_component_t *c)
             continue;
         }
         c->algorithm[family] = (enum coll_async_alg) c->algorithm_value[family];
+        coll_async_schedule_config.forced[family] = c->algorithm[family];
     }
 
     mode = coll_async_parse_name(c->reduce_mode_value, coll_async_reduce_mode_names,

@@ -37,6 +37,8 @@ struct coll_async_schedule_config {
     enum coll_async_reduce_mode reduce_mode;
     size_t small_reduce_bytes; /* reductions up to this size use the small modes */
     size_t stream_bytes;       /* messages from this size on stream into the slots; 0: none */
+    /* coll_async_<family>_algorithm: a schedule named there runs inside the node. */
+    enum coll_async_alg forced[COLL_ASYNC_NUM_FAMILIES];
 };
 
 extern struct coll_async_schedule_config coll_async_schedule_config;
@@ -52,8 +54,11 @@ void coll_async_reduce_scatter_block_begin(struct coll_async_op *op);
 
 /* Shared by the schedules */
 
-/* What the channel and the parameters offer the decision table. */
-static inline struct coll_async_decision_shm schedule_decision(const struct coll_async_op *op)
+/* What the channel and the parameters offer the decision table for family: the
+ * family of the schedule (a reduce inside the node of an allreduce across nodes
+ * follows coll_async_reduce_algorithm). */
+static inline struct coll_async_decision_shm schedule_decision(const struct coll_async_op *op,
+                                                               enum coll_async_family family)
 {
     return (struct coll_async_decision_shm){
         .nranks = op->channel->shm.nranks,
@@ -61,7 +66,8 @@ static inline struct coll_async_decision_shm schedule_decision(const struct coll
         .single_copy = coll_async_mapper_single_copy(op->channel),
         .reduce_mode = coll_async_schedule_config.reduce_mode,
         .small_reduce_bytes = coll_async_schedule_config.small_reduce_bytes,
-        .has_atomic = NULL != op->reduction.kernel_atomic};
+        .has_atomic = NULL != op->reduction.kernel_atomic,
+        .forced = coll_async_schedule_config.forced[family]};
 }
 
 /* For the schedules of family that move op->bytes: one copy (single_copy) or
@@ -69,7 +75,7 @@ static inline struct coll_async_decision_shm schedule_decision(const struct coll
 static inline void schedule_by_size(struct coll_async_op *op, enum coll_async_family family,
                                     coll_async_step_fn single_copy, coll_async_step_fn staged)
 {
-    struct coll_async_decision_shm shm = schedule_decision(op);
+    struct coll_async_decision_shm shm = schedule_decision(op, family);
     size_t slot = shm.slot_size;
     uint64_t steps = 1;
 
