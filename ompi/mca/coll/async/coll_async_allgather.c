@@ -24,13 +24,14 @@
 
 #include "coll_async_schedule.h"
 
-static char *block(const struct coll_async_op *op, int rank)
+static char *block(const struct coll_async_sched *op, int rank)
 {
     return (char *) op->rbuf + (size_t) rank * op->bytes;
 }
 
-static int staged(struct coll_async_op *op)
+static int staged(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
     struct coll_async_shm_segment *shm = schedule_shm(op);
 
     for (;;) {
@@ -67,8 +68,9 @@ static int staged(struct coll_async_op *op)
     }
 }
 
-static int single_copy(struct coll_async_op *op)
+static int single_copy(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
     struct coll_async_shm_segment *shm = schedule_shm(op);
 
     if (0 == op->phase) {
@@ -96,7 +98,9 @@ static int single_copy(struct coll_async_op *op)
     return schedule_all(op, COLL_ASYNC_SHM_DONE, op->seq) ? OMPI_SUCCESS : COLL_ASYNC_AGAIN;
 }
 
-void coll_async_allgather_begin(struct coll_async_op *op)
+void coll_async_allgather_begin(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
+
     schedule_by_size(op, COLL_ASYNC_FAMILY_ALLGATHER, single_copy, staged);
 }

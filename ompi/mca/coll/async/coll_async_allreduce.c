@@ -40,25 +40,25 @@ struct coll_async_schedule_config coll_async_schedule_config = {
     .stream_bytes = 16384,
 };
 
-static bool keeps_result(const struct coll_async_op *op)
+static bool keeps_result(const struct coll_async_sched *op)
 {
     return op->root < 0 || op->root == schedule_shm(op)->rank;
 }
 
 /* The rank that reduces in root mode and seeds the accumulator in atomic mode. */
-static int first_rank(const struct coll_async_op *op)
+static int first_rank(const struct coll_async_sched *op)
 {
     return op->root < 0 ? 0 : op->root;
 }
 
-static size_t element_offset(const struct coll_async_op *op, size_t elements)
+static size_t element_offset(const struct coll_async_sched *op, size_t elements)
 {
     return elements * op->reduction.size;
 }
 
 /* Writes this rank's input into its slot for seq; false while a reader of the
  * slot's previous use is behind. */
-static bool publish_input(struct coll_async_op *op)
+static bool publish_input(struct coll_async_sched *op)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
 
@@ -71,7 +71,7 @@ static bool publish_input(struct coll_async_op *op)
 }
 
 /* out = slot[0] op slot[1] op ... in rank order. */
-static void reduce_slots(const struct coll_async_op *op, void *out, size_t offset,
+static void reduce_slots(const struct coll_async_sched *op, void *out, size_t offset,
                          size_t count)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
@@ -85,8 +85,10 @@ static void reduce_slots(const struct coll_async_op *op, void *out, size_t offse
 }
 
 /* Small, mode each: every rank that keeps the result reduces all slots. */
-static int small_each(struct coll_async_op *op)
+static int small_each(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
+
     switch (op->phase) {
     case 0:
         if (!publish_input(op)) {
@@ -107,8 +109,9 @@ static int small_each(struct coll_async_op *op)
 }
 
 /* Small, mode root: one rank reduces into its slot and publishes the result. */
-static int small_root(struct coll_async_op *op)
+static int small_root(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
     struct coll_async_shm_segment *shm = schedule_shm(op);
     int first = first_rank(op);
     char *result = coll_async_shm_slot(shm, first, op->seq);
@@ -152,7 +155,7 @@ static bool try_lock(volatile int32_t *lock)
 }
 
 /* Adds this rank's input to the accumulator: the first contribution is copied. */
-static void contribute(struct coll_async_op *op, struct coll_async_shm_accumulator *acc,
+static void contribute(struct coll_async_sched *op, struct coll_async_shm_accumulator *acc,
                        char *data)
 {
     uint64_t state = acc->state;
@@ -167,7 +170,7 @@ static void contribute(struct coll_async_op *op, struct coll_async_shm_accumulat
 }
 
 /* Small, modes lock and atomic: the senders reduce into the shared accumulator. */
-static int small_shared(struct coll_async_op *op, bool atomic)
+static int small_shared(struct coll_async_sched *op, bool atomic)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
     struct coll_async_shm_accumulator *acc = &shm->accumulator[op->seq & 1];
@@ -213,13 +216,17 @@ static int small_shared(struct coll_async_op *op, bool atomic)
     }
 }
 
-static int small_lock(struct coll_async_op *op)
+static int small_lock(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
+
     return small_shared(op, false);
 }
 
-static int small_atomic(struct coll_async_op *op)
+static int small_atomic(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
+
     return small_shared(op, true);
 }
 
@@ -237,7 +244,7 @@ static int small_atomic(struct coll_async_op *op)
  * size, 64 KiB to 4 MiB at 2 ranks (streaming either part cost 5-30 %).
  */
 
-static void slice_of(const struct coll_async_op *op, size_t chunk, int rank, size_t *first,
+static void slice_of(const struct coll_async_sched *op, size_t chunk, int rank, size_t *first,
                      size_t *share)
 {
     schedule_slice(chunk, op->reduction.size, schedule_shm(op)->nranks, rank, first, share);
@@ -247,7 +254,7 @@ static void slice_of(const struct coll_async_op *op, size_t chunk, int rank, siz
  * writer and before reader, cyclically; with reader == writer, all its input
  * bytes. The slices tile the chunk in rank order, so that is a difference of two
  * slice boundaries, not a sum over the ranks (every poll asks it of every rank). */
-static size_t streamed_before(const struct coll_async_op *op, size_t chunk, int writer,
+static size_t streamed_before(const struct coll_async_sched *op, size_t chunk, int writer,
                               int reader)
 {
     size_t writer_first, writer_share, reader_first, reader_share, writer_end, elements;
@@ -266,7 +273,7 @@ static size_t streamed_before(const struct coll_async_op *op, size_t chunk, int 
 }
 
 /* Where writer's result starts in its stream: after its inputs, at a whole piece. */
-static size_t result_start(const struct coll_async_op *op, size_t chunk, int writer)
+static size_t result_start(const struct coll_async_sched *op, size_t chunk, int writer)
 {
     size_t piece = schedule_shm(op)->piece_size;
 
@@ -274,7 +281,7 @@ static size_t result_start(const struct coll_async_op *op, size_t chunk, int wri
 }
 
 /* Phase 0: the slices of the others into this rank's slot. */
-static void stream_inputs(const struct coll_async_op *op, size_t chunk)
+static void stream_inputs(const struct coll_async_sched *op, size_t chunk)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
     char *slot = coll_async_shm_slot(shm, shm->rank, op->seq);
@@ -293,15 +300,15 @@ static void stream_inputs(const struct coll_async_op *op, size_t chunk)
 }
 
 /* Where the part this rank reduces starts in writer's stream. */
-typedef size_t (*part_start_fn)(const struct coll_async_op *op, size_t chunk, int writer);
+typedef size_t (*part_start_fn)(const struct coll_async_sched *op, size_t chunk, int writer);
 
-static size_t own_slice_start(const struct coll_async_op *op, size_t chunk, int writer)
+static size_t own_slice_start(const struct coll_async_sched *op, size_t chunk, int writer)
 {
     return streamed_before(op, chunk, writer, schedule_shm(op)->rank);
 }
 
 /* Elements of this rank's part, count in all, that every other rank has streamed. */
-static size_t part_ready(const struct coll_async_op *op, size_t chunk, size_t count,
+static size_t part_ready(const struct coll_async_sched *op, size_t chunk, size_t count,
                          part_start_fn start)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
@@ -318,7 +325,7 @@ static size_t part_ready(const struct coll_async_op *op, size_t chunk, size_t co
 }
 
 /* out = input op every other rank's slot at `at`, in rank order. */
-static void fold_slots(const struct coll_async_op *op, char *out, const char *input, size_t at,
+static void fold_slots(const struct coll_async_sched *op, char *out, const char *input, size_t at,
                        size_t count)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
@@ -338,7 +345,7 @@ static void fold_slots(const struct coll_async_op *op, char *out, const char *in
 
 /* Phase 1: reduces this rank's slice as the others' pieces of it come, and streams
  * the result; true once the whole slice is done. */
-static bool reduce_own_slice(struct coll_async_op *op, size_t chunk)
+static bool reduce_own_slice(struct coll_async_sched *op, size_t chunk)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
     char *slot = coll_async_shm_slot(shm, shm->rank, op->seq);
@@ -364,7 +371,7 @@ static bool reduce_own_slice(struct coll_async_op *op, size_t chunk)
 }
 
 /* Phase 1 + k: copies out the result of rank me + k as it comes; true once whole. */
-static bool copy_result(struct coll_async_op *op, size_t chunk, int rank)
+static bool copy_result(struct coll_async_sched *op, size_t chunk, int rank)
 {
     size_t first, share;
 
@@ -375,8 +382,9 @@ static bool copy_result(struct coll_async_op *op, size_t chunk, int rank)
                                    element_offset(op, share));
 }
 
-static int staged(struct coll_async_op *op)
+static int staged(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
     struct coll_async_shm_segment *shm = schedule_shm(op);
     size_t per_chunk = shm->slot_size / op->reduction.size;
 
@@ -413,7 +421,7 @@ static int staged(struct coll_async_op *op)
 }
 
 /* A reduce's root reduces the whole chunk, which each writer streams from its start. */
-static size_t whole_chunk_start(const struct coll_async_op *op, size_t chunk, int writer)
+static size_t whole_chunk_start(const struct coll_async_sched *op, size_t chunk, int writer)
 {
     (void) op;
     (void) chunk;
@@ -423,7 +431,7 @@ static size_t whole_chunk_start(const struct coll_async_op *op, size_t chunk, in
 
 /* The root's part of a rooted chunk: out = its input op every slot, in rank order,
  * for the elements [op->offset, ready) that every rank has written. */
-static void reduce_written(struct coll_async_op *op, size_t ready)
+static void reduce_written(struct coll_async_sched *op, size_t ready)
 {
     size_t at = element_offset(op, op->offset);
     size_t offset = element_offset(op, op->done) + at;
@@ -439,8 +447,9 @@ static void reduce_written(struct coll_async_op *op, size_t ready)
  * its own input and then every slot, in rank order, into its receive buffer, each
  * piece as soon as every rank has written it.
  */
-static int rooted_chunks(struct coll_async_op *op)
+static int rooted_chunks(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
     struct coll_async_shm_segment *shm = schedule_shm(op);
     size_t per_chunk = shm->slot_size / op->reduction.size;
 
@@ -484,7 +493,7 @@ static int rooted_chunks(struct coll_async_op *op)
  * peers' buffers through the bounce buffer a piece at a time, into out (which
  * already holds this rank's own part of the slice).
  */
-static int reduce_slice_from_peers(struct coll_async_op *op, char *out, size_t first,
+static int reduce_slice_from_peers(struct coll_async_sched *op, char *out, size_t first,
                                    size_t share)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
@@ -517,7 +526,7 @@ static int reduce_slice_from_peers(struct coll_async_op *op, char *out, size_t f
  * in a reduce, a bounce buffer it then writes into the root's), then the slices
  * are read from there. Address 0 is the input, address 1 the result.
  */
-static int single_copy_slice(struct coll_async_op *op, size_t first, size_t share)
+static int single_copy_slice(struct coll_async_sched *op, size_t first, size_t share)
 {
     const char *input = (const char *) op->sbuf + element_offset(op, first);
     size_t per_piece = op->channel->bounce_size / op->reduction.size;
@@ -548,8 +557,9 @@ static int single_copy_slice(struct coll_async_op *op, size_t first, size_t shar
     return OMPI_SUCCESS;
 }
 
-static int single_copy(struct coll_async_op *op)
+static int single_copy(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
     struct coll_async_shm_segment *shm = schedule_shm(op);
     size_t first, share;
     int rc;
@@ -602,8 +612,10 @@ static int single_copy(struct coll_async_op *op)
     }
 }
 
-void coll_async_reduction_begin(struct coll_async_op *op)
+void coll_async_reduction_begin(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
+
     enum coll_async_family family = op->root < 0 ? COLL_ASYNC_FAMILY_ALLREDUCE
                                                  : COLL_ASYNC_FAMILY_REDUCE;
     struct coll_async_decision_shm shm = schedule_decision(op, family);
@@ -612,14 +624,14 @@ void coll_async_reduction_begin(struct coll_async_op *op)
     op->phase = 0;
     op->done = 0;
     switch (coll_async_decision_shm(family, op->bytes, op->root, &shm)) {
-    case COLL_ASYNC_SHM_SMALL_ROOT: op->step = small_root; break;
-    case COLL_ASYNC_SHM_SMALL_LOCK: op->step = small_lock; break;
-    case COLL_ASYNC_SHM_SMALL_ATOMIC: op->step = small_atomic; break;
-    case COLL_ASYNC_SHM_SMALL_EACH: op->step = small_each; break;
-    case COLL_ASYNC_SHM_SINGLE_COPY: op->step = single_copy; break;
+    case COLL_ASYNC_SHM_SMALL_ROOT: op->base.step = small_root; break;
+    case COLL_ASYNC_SHM_SMALL_LOCK: op->base.step = small_lock; break;
+    case COLL_ASYNC_SHM_SMALL_ATOMIC: op->base.step = small_atomic; break;
+    case COLL_ASYNC_SHM_SMALL_EACH: op->base.step = small_each; break;
+    case COLL_ASYNC_SHM_SINGLE_COPY: op->base.step = single_copy; break;
     default:
         /* STAGED or ROOTED_CHUNKS, slot-sized chunks. */
-        op->step = op->root < 0 ? staged : rooted_chunks;
+        op->base.step = op->root < 0 ? staged : rooted_chunks;
         steps = (op->count + shm.slot_size / op->reduction.size - 1)
                 / (shm.slot_size / op->reduction.size);
         break;

@@ -18,8 +18,10 @@
 
 #include "coll_async_schedule.h"
 
-static int arrive_and_wait(struct coll_async_op *op)
+static int arrive_and_wait(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
+
     if (0 == op->phase) {
         schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
         op->phase = 1;
@@ -27,9 +29,11 @@ static int arrive_and_wait(struct coll_async_op *op)
     return schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq) ? OMPI_SUCCESS : COLL_ASYNC_AGAIN;
 }
 
-void coll_async_barrier_begin(struct coll_async_op *op)
+void coll_async_barrier_begin(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
+
     op->phase = 0;
-    op->step = arrive_and_wait;
+    op->base.step = arrive_and_wait;
     op->seq = coll_async_mapper_sequence(op->channel, 1);
 }

@@ -25,8 +25,9 @@
 
 #include "coll_async_schedule.h"
 
-static int staged(struct coll_async_op *op)
+static int staged(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
     struct coll_async_shm_segment *shm = schedule_shm(op);
 
     for (;;) {
@@ -60,8 +61,9 @@ static int staged(struct coll_async_op *op)
     }
 }
 
-static int single_copy(struct coll_async_op *op)
+static int single_copy(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
     struct coll_async_shm_segment *shm = schedule_shm(op);
 
     if (0 == op->phase) {
@@ -91,7 +93,9 @@ static int single_copy(struct coll_async_op *op)
     return OMPI_SUCCESS;
 }
 
-void coll_async_bcast_begin(struct coll_async_op *op)
+void coll_async_bcast_begin(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
+
     schedule_by_size(op, COLL_ASYNC_FAMILY_BCAST, single_copy, staged);
 }

@@ -11,7 +11,9 @@
  * coll/async: the engine that executes collectives.
  *
  * A collective in flight is an op: a resumable step function (the schedule, as a
- * state machine over mapper operations) and its arguments. The executor calls the
+ * state machine over mapper operations) and what the engine needs to run it. The
+ * schedule's arguments and position are its own: it embeds the op in a larger
+ * struct and finds that from the op its step is given. The executor calls the
  * step until it reports done. Blocking collectives run it inline in the calling
  * thread; nonblocking ones are posted through a lock-free queue to the progress
  * thread, which runs the ops of every communicator side by side and those of one
@@ -30,10 +32,8 @@
 #include <stdint.h>
 
 #include "coll_async_parse.h"
-#include "coll_async_reduction.h"
 
 struct coll_async_op;
-struct coll_async_channel;
 struct coll_async_failure;
 
 /* What a step returns besides OMPI_SUCCESS (done) and errors (done, failed). */
@@ -60,21 +60,10 @@ struct coll_async_op {
     /* Called once when a posted op finishes, with its status, on the progress thread. */
     void (*finished)(struct coll_async_op *op, int status);
 
-    /* The schedule's arguments and position, owned by the algorithms. */
-    struct coll_async_channel *channel;
-    const void *sbuf;
-    void *rbuf;
-    size_t count;   /* elements */
-    size_t bytes;   /* of the whole vector, or of one rank's block */
-    struct coll_async_reduction reduction;
-    int root;       /* -1: every rank receives the result */
-    int phase;
-    uint64_t seq;   /* sequence number of the step in progress on the communicator */
-    size_t done;    /* bytes or chunks completed, for pipelined schedules */
-    size_t offset;  /* of the chunk in progress, what is done: pipelining inside a chunk */
-    size_t rounds;  /* rounds agreed with the peers, for schedules that agree on them */
-    int failed;     /* a local failure, reported once the peers need this rank no more */
-    void *plan;     /* per-peer arguments or state of the schedules that need them */
+    /* What the schedule keeps off the op (per-peer arguments, a run's stages),
+     * freed with free_plan; the schedule's own arguments and position live in
+     * the struct that embeds the op (coll_async_schedule.h). */
+    void *plan;
     void (*free_plan)(void *plan);
     /* Set by a schedule that failed with something to say (coll_async_failure.h),
      * for the thread that completes the op to report; the memory is the plan's. */

@@ -120,9 +120,9 @@ static int fold(const struct coll_async_exchange *plan)
     return rc;
 }
 
-static size_t lane_bytes(const struct coll_async_op *op)
+static size_t lane_bytes(const struct coll_async_sched *op)
 {
-    const struct coll_async_exchange *plan = op->plan;
+    const struct coll_async_exchange *plan = op->base.plan;
     size_t lanes = plan->personal ? (size_t) plan->nranks : 1;
     size_t lane = (schedule_shm(op)->slot_size - HEADER_BYTES) / lanes;
 
@@ -178,9 +178,9 @@ static uint64_t uniform_rounds(const struct coll_async_exchange *plan, size_t la
     return most > 1 ? most : 1;
 }
 
-static int write_round(struct coll_async_op *op, size_t lane)
+static int write_round(struct coll_async_sched *op, size_t lane)
 {
-    const struct coll_async_exchange *plan = op->plan;
+    const struct coll_async_exchange *plan = op->base.plan;
     char *slot = coll_async_shm_slot(schedule_shm(op), plan->rank, op->seq);
     int lanes = plan->personal ? plan->nranks : 1;
 
@@ -201,9 +201,9 @@ static int write_round(struct coll_async_op *op, size_t lane)
     return OMPI_SUCCESS;
 }
 
-static int read_round(struct coll_async_op *op, size_t lane)
+static int read_round(struct coll_async_sched *op, size_t lane)
 {
-    const struct coll_async_exchange *plan = op->plan;
+    const struct coll_async_exchange *plan = op->base.plan;
     size_t my_lane = plan->personal ? (size_t) plan->rank : 0;
 
     for (int rank = 0; rank < plan->nranks; ++rank) {
@@ -222,9 +222,9 @@ static int read_round(struct coll_async_op *op, size_t lane)
 }
 
 /* After the first round: every rank runs as many rounds as the neediest writer. */
-static void agree_on_rounds(struct coll_async_op *op)
+static void agree_on_rounds(struct coll_async_sched *op)
 {
-    const struct coll_async_exchange *plan = op->plan;
+    const struct coll_async_exchange *plan = op->base.plan;
     uint64_t most = 1;
 
     for (int rank = 0; rank < plan->nranks; ++rank) {
@@ -240,9 +240,9 @@ static void agree_on_rounds(struct coll_async_op *op)
 
 /* A uniform plan reads only the ranks that send it something; the others need
  * every header. */
-static bool writers_arrived(const struct coll_async_op *op)
+static bool writers_arrived(const struct coll_async_sched *op)
 {
-    const struct coll_async_exchange *plan = op->plan;
+    const struct coll_async_exchange *plan = op->base.plan;
 
     if (!plan->uniform) {
         return schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq);
@@ -257,7 +257,7 @@ static bool writers_arrived(const struct coll_async_op *op)
     return true;
 }
 
-static int exchange(struct coll_async_op *op)
+static int exchange(struct coll_async_sched *op)
 {
     size_t lane = lane_bytes(op);
 
@@ -292,7 +292,8 @@ static int exchange(struct coll_async_op *op)
     }
 }
 
-/* The local part: this rank's own block, then the fold once everything is in. */
+/* The local part: this rank's own block, then the fold once everything is in.
+ * It needs only the plan. */
 static int finish_locally(struct coll_async_op *op)
 {
     const struct coll_async_exchange *plan = op->plan;
@@ -301,26 +302,28 @@ static int finish_locally(struct coll_async_op *op)
     return OMPI_SUCCESS == rc ? fold(plan) : rc;
 }
 
-static int exchange_then_finish(struct coll_async_op *op)
+static int exchange_then_finish(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
     int rc = exchange(op);
 
-    return OMPI_SUCCESS == rc ? finish_locally(op) : rc;
+    return OMPI_SUCCESS == rc ? finish_locally(base) : rc;
 }
 
-void coll_async_exchange_begin(struct coll_async_op *op)
+void coll_async_exchange_begin(struct coll_async_op *base)
 {
-    const struct coll_async_exchange *plan = op->plan;
+    struct coll_async_sched *op = coll_async_sched_of(base);
+    const struct coll_async_exchange *plan = op->base.plan;
 
     op->phase = 0;
     op->done = 0;
     op->rounds = 0;
     op->failed = OMPI_SUCCESS;
     if (1 == plan->nranks) {
-        op->step = finish_locally;
+        op->base.step = finish_locally;
         return;
     }
-    op->step = exchange_then_finish;
+    op->base.step = exchange_then_finish;
     if (plan->uniform && 0 != lane_bytes(op)) {
         op->rounds = uniform_rounds(plan, lane_bytes(op));
         op->seq = coll_async_mapper_sequence(op->channel, op->rounds);

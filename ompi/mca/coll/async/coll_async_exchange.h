@@ -34,6 +34,7 @@
 
 #include "coll_async_block.h"
 #include "coll_async_engine.h"
+#include "coll_async_reduction.h"
 
 struct ompi_op_t;
 

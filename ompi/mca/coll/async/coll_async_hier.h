@@ -88,9 +88,9 @@ static inline uint64_t coll_async_hier_next_tag(struct coll_async_hier *hier)
  * The hierarchical schedules (coll_async_hierarchical.c): a run of stages on
  * this node's channel (the shared-memory schedules) and between nodes (the
  * leaders' algorithms), for the families coll_async_decision_hierarchical()
- * names. The op's arguments are those of the shared-memory schedules
- * (coll_async_schedule.h); its plan is a run from coll_async_hier_run_new(),
- * freed by coll_async_hier_run_free().
+ * names. The op is the base of a struct coll_async_sched, whose arguments are
+ * those of the shared-memory schedules (coll_async_schedule.h); its plan is a
+ * run from coll_async_hier_run_new(), freed by coll_async_hier_run_free().
  */
 void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_family family);
 void coll_async_hier_run_free(void *run);

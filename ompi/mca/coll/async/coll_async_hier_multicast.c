@@ -179,7 +179,7 @@ void mca_coll_async_hier_multicast_close(struct coll_async_hier *hier)
     struct coll_async_hier_multicast *state = hier->multicast;
     struct coll_async_multicast_call call = {.group = mca_coll_async_hier_multicast_group(hier)};
     struct coll_async_stream stream;
-    struct coll_async_op op = {.stream = &stream, .step = close_step, .plan = &call, .root = -1};
+    struct coll_async_op op = {.stream = &stream, .step = close_step, .plan = &call};
 
     hier->multicast = NULL;
     if (NULL == call.group) {

@@ -67,7 +67,7 @@ struct run {
     struct stage stages[MAX_STAGES];
     int stage_count, at;
     bool started;                      /* the stage at `at` has begun */
-    struct coll_async_op local;        /* a LOCAL or STATUS stage's op */
+    struct coll_async_sched local;     /* a LOCAL or STATUS stage's op */
     struct coll_async_internode net;   /* a NET stage's state */
     struct coll_async_multicast_call multicast; /* a MULTICAST stage's */
     struct coll_async_leaders rooted;  /* bcast and reduce: the root stands for its node */
@@ -175,7 +175,7 @@ static int leader_of(const struct coll_async_hier *hier, int node, int slot)
 
 /* Above multi_leader_bytes, each of the node's leaders takes a share of the vector
  * between nodes, in parallel. */
-static void plan_allreduce(struct run *run, struct coll_async_op *op)
+static void plan_allreduce(struct run *run, const struct coll_async_sched *op)
 {
     struct coll_async_hier *hier = run->hier;
     size_t size = op->reduction.size;
@@ -243,7 +243,7 @@ static int representative(const struct run *run, int root)
 
 /* Over multicast: the node's first leader is its member, so a root that does
  * not lead hands its data to it first. */
-static void plan_multicast_bcast(struct run *run, struct coll_async_op *op)
+static void plan_multicast_bcast(struct run *run, const struct coll_async_sched *op)
 {
     struct coll_async_hier *hier = run->hier;
     int root_node = hier->node_of[op->root], leader = leader_of(hier, hier->node, 0);
@@ -269,7 +269,7 @@ static void plan_multicast_bcast(struct run *run, struct coll_async_op *op)
     }
 }
 
-static int plan_bcast(struct run *run, struct coll_async_op *op)
+static int plan_bcast(struct run *run, const struct coll_async_sched *op)
 {
     struct coll_async_hier *hier = run->hier;
     const struct coll_async_leaders *group;
@@ -299,7 +299,7 @@ static int plan_bcast(struct run *run, struct coll_async_op *op)
     return OMPI_SUCCESS;
 }
 
-static int plan_reduce(struct run *run, struct coll_async_op *op)
+static int plan_reduce(struct run *run, const struct coll_async_sched *op)
 {
     struct coll_async_hier *hier = run->hier;
     const struct coll_async_leaders *group;
@@ -348,7 +348,7 @@ static void plan_barrier(struct run *run)
 
 /* The nodes' blocks lie in rank order in rbuf when the nodes hold consecutive
  * ranks; otherwise they are gathered in node order in scratch and permuted. */
-static int plan_allgather(struct run *run, struct coll_async_op *op)
+static int plan_allgather(struct run *run, const struct coll_async_sched *op)
 {
     struct coll_async_hier *hier = run->hier;
     size_t block = op->bytes, total = block * (size_t) hier->size;
@@ -392,7 +392,7 @@ static int plan_allgather(struct run *run, struct coll_async_op *op)
     return OMPI_SUCCESS;
 }
 
-static int plan(struct run *run, struct coll_async_op *op)
+static int plan(struct run *run, const struct coll_async_sched *op)
 {
     switch (run->family) {
     case COLL_ASYNC_FAMILY_ALLREDUCE:
@@ -414,28 +414,28 @@ static int plan(struct run *run, struct coll_async_op *op)
 
 /* Running the stages */
 
-static int start_stage(struct run *run, struct coll_async_op *op, struct stage *stage)
+static int start_stage(struct run *run, const struct coll_async_sched *op, struct stage *stage)
 {
     struct coll_async_hier *hier = run->hier;
 
     switch (stage->kind) {
     case STAGE_STATUS:
         run->received = run->status;
-        run->local = (struct coll_async_op){.channel = &hier->local,
-                                            .rbuf = &run->received,
-                                            .bytes = sizeof(run->received),
-                                            .root = stage->root};
-        coll_async_bcast_begin(&run->local);
+        run->local = (struct coll_async_sched){.channel = &hier->local,
+                                               .rbuf = &run->received,
+                                               .bytes = sizeof(run->received),
+                                               .root = stage->root};
+        coll_async_bcast_begin(&run->local.base);
         return OMPI_SUCCESS;
     case STAGE_LOCAL:
-        run->local = (struct coll_async_op){.channel = &hier->local,
-                                            .sbuf = stage->sbuf,
-                                            .rbuf = stage->rbuf,
-                                            .count = stage->count,
-                                            .bytes = stage->bytes,
-                                            .reduction = op->reduction,
-                                            .root = stage->root};
-        stage->begin(&run->local);
+        run->local = (struct coll_async_sched){.channel = &hier->local,
+                                               .sbuf = stage->sbuf,
+                                               .rbuf = stage->rbuf,
+                                               .count = stage->count,
+                                               .bytes = stage->bytes,
+                                               .reduction = op->reduction,
+                                               .root = stage->root};
+        stage->begin(&run->local.base);
         return OMPI_SUCCESS;
     case STAGE_NET:
         run->net = (struct coll_async_internode){.group = stage->group,
@@ -488,9 +488,9 @@ static int continue_stage(struct run *run, struct stage *stage)
 
     switch (stage->kind) {
     case STAGE_LOCAL:
-        return run->local.step(&run->local);
+        return run->local.base.step(&run->local.base);
     case STAGE_STATUS:
-        rc = run->local.step(&run->local);
+        rc = run->local.base.step(&run->local.base);
         if (OMPI_SUCCESS == rc && 0 == run->status) {
             run->status = run->received;
         }
@@ -521,6 +521,7 @@ static int continue_stage(struct run *run, struct stage *stage)
 static int step(struct coll_async_op *op)
 {
     struct run *run = op->plan;
+    const struct coll_async_sched *sched = coll_async_sched_of(op);
 
     while (run->at < run->stage_count) {
         struct stage *stage = &run->stages[run->at];
@@ -531,7 +532,7 @@ static int step(struct coll_async_op *op)
             continue;
         }
         if (!run->started) {
-            rc = start_stage(run, op, stage);
+            rc = start_stage(run, sched, stage);
             if (OMPI_SUCCESS != rc) {
                 run->status = rc;
                 ++run->at;
@@ -568,7 +569,7 @@ void coll_async_hier_begin(struct coll_async_op *op)
     run->failure.topic = NULL;
     op->failure = NULL;
     run->tag = coll_async_hier_next_tag(run->hier);
-    rc = plan(run, op);
+    rc = plan(run, coll_async_sched_of(op));
     if (OMPI_SUCCESS != rc) {
         /* The stages planned so far still run, so the node's ranks stay in step;
          * the rest are skipped as after a failure between nodes. */

@@ -63,18 +63,18 @@ static bool spans_nodes(const struct coll_async_call *call)
  * the request, or is freed here when the op ran inline. Across nodes a blocking
  * op runs as the engine's driver runs it, the only thread that may touch the
  * network. */
-static int execute(const struct coll_async_call *call, struct coll_async_op *op)
+static int execute(const struct coll_async_call *call, struct coll_async_sched *op)
 {
     int rc;
 
     op->channel = &call->module->channel;
-    op->stream = &call->module->stream;
+    op->base.stream = &call->module->stream;
     switch (coll_async_form_of(call->coll)) {
     case COLL_ASYNC_BLOCKING:
-        rc = spans_nodes(call) ? coll_async_engine_run_driven(op, progress)
-                               : coll_async_engine_run(op, progress);
-        mca_coll_async_say_failure(op->failure);
-        coll_async_op_free_plan(op);
+        rc = spans_nodes(call) ? coll_async_engine_run_driven(&op->base, progress)
+                               : coll_async_engine_run(&op->base, progress);
+        mca_coll_async_say_failure(op->base.failure);
+        coll_async_op_free_plan(&op->base);
         return rc;
     case COLL_ASYNC_NONBLOCKING:
         return mca_coll_async_request_post(op, call->comm, call->request);
@@ -102,8 +102,10 @@ static bool uniform(enum coll_async_family family)
 
 static int execute_plan(const struct coll_async_call *call, struct coll_async_exchange *plan)
 {
-    struct coll_async_op work = {.root = -1, .begin = coll_async_exchange_begin, .plan = plan,
-                                 .free_plan = coll_async_exchange_free};
+    struct coll_async_sched work = {.base = {.begin = coll_async_exchange_begin,
+                                             .plan = plan,
+                                             .free_plan = coll_async_exchange_free},
+                                    .root = -1};
 
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -114,20 +116,20 @@ static int execute_plan(const struct coll_async_call *call, struct coll_async_ex
 
 /* Runs op on this node's channel, or as a hierarchical run of its family across
  * nodes (one of those coll_async_decision_hierarchical() names). */
-static int execute_native(const struct coll_async_call *call, struct coll_async_op *op)
+static int execute_native(const struct coll_async_call *call, struct coll_async_sched *op)
 {
     if (!spans_nodes(call)) {
         return execute(call, op);
     }
-    op->begin = coll_async_hier_begin;
-    op->plan = coll_async_hier_run_new(call->module->hier, coll_async_family_of(call->coll));
-    op->free_plan = coll_async_hier_run_free;
-    return NULL == op->plan ? OMPI_ERR_OUT_OF_RESOURCE : execute(call, op);
+    op->base.begin = coll_async_hier_begin;
+    op->base.plan = coll_async_hier_run_new(call->module->hier, coll_async_family_of(call->coll));
+    op->base.free_plan = coll_async_hier_run_free;
+    return NULL == op->base.plan ? OMPI_ERR_OUT_OF_RESOURCE : execute(call, op);
 }
 
 static int execute_nothing(const struct coll_async_call *call)
 {
-    struct coll_async_op work = {.root = -1, .step = nothing};
+    struct coll_async_sched work = {.base = {.step = nothing}, .root = -1};
 
     return execute(call, &work);
 }
@@ -209,7 +211,7 @@ int coll_async_native_reduce(const struct coll_async_call *call, const void *sbu
                              int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                              int root)
 {
-    struct coll_async_op work = {.root = root, .begin = coll_async_reduction_begin};
+    struct coll_async_sched work = {.base = {.begin = coll_async_reduction_begin}, .root = root};
     bool kernel = coll_async_reduction_supported(dtype, op);
     int me = rank_of(call);
 
@@ -251,7 +253,8 @@ int coll_async_native_reduce_scatter(const struct coll_async_call *call, const v
                                      void *rbuf, int rcount, const int *rcounts,
                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
-    struct coll_async_op work = {.root = -1, .begin = coll_async_reduce_scatter_block_begin};
+    struct coll_async_sched work = {.base = {.begin = coll_async_reduce_scatter_block_begin},
+                                    .root = -1};
     int n = size_of(call), me = rank_of(call);
     const char *input = input_of(sbuf, rbuf);
     struct coll_async_exchange *plan;
@@ -292,7 +295,7 @@ int coll_async_native_reduce_scatter(const struct coll_async_call *call, const v
 int coll_async_native_bcast(const struct coll_async_call *call, void *buf, int count,
                             struct ompi_datatype_t *dtype, int root)
 {
-    struct coll_async_op work = {.root = root, .begin = coll_async_bcast_begin};
+    struct coll_async_sched work = {.base = {.begin = coll_async_bcast_begin}, .root = root};
     struct coll_async_exchange *plan;
 
     work.bytes = bytes_of(dtype, (size_t) count);
@@ -316,7 +319,7 @@ int coll_async_native_bcast(const struct coll_async_call *call, void *buf, int c
 
 int coll_async_native_barrier(const struct coll_async_call *call)
 {
-    struct coll_async_op work = {.root = -1, .begin = coll_async_barrier_begin};
+    struct coll_async_sched work = {.base = {.begin = coll_async_barrier_begin}, .root = -1};
 
     if (1 == size_of(call)) {
         return execute_nothing(call);
@@ -350,7 +353,7 @@ static void single_block(const struct coll_async_side *side, struct coll_async_b
 static int fast_allgather(const struct coll_async_call *call, const struct coll_async_side *send,
                           const struct coll_async_side *recv)
 {
-    struct coll_async_op work = {.root = -1, .begin = coll_async_allgather_begin};
+    struct coll_async_sched work = {.base = {.begin = coll_async_allgather_begin}, .root = -1};
 
     work.bytes = bytes_of(recv->dtype, (size_t) recv->count);
     if (0 == work.bytes) {

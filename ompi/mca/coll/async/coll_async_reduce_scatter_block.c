@@ -24,14 +24,15 @@
 #include "coll_async_schedule.h"
 
 /* Elements of one block that fit in one piece of a slot. */
-static size_t piece_elements(const struct coll_async_op *op)
+static size_t piece_elements(const struct coll_async_sched *op)
 {
     return schedule_shm(op)->slot_size / (size_t) schedule_shm(op)->nranks
            / op->reduction.size;
 }
 
-static int staged(struct coll_async_op *op)
+static int staged(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
     struct coll_async_shm_segment *shm = schedule_shm(op);
     size_t size = op->reduction.size;
     size_t piece_bytes = piece_elements(op) * size;
@@ -75,12 +76,13 @@ static int staged(struct coll_async_op *op)
     }
 }
 
-void coll_async_reduce_scatter_block_begin(struct coll_async_op *op)
+void coll_async_reduce_scatter_block_begin(struct coll_async_op *base)
 {
+    struct coll_async_sched *op = coll_async_sched_of(base);
     size_t per_chunk = piece_elements(op);
 
     op->phase = 0;
     op->done = 0;
-    op->step = staged;
+    op->base.step = staged;
     op->seq = coll_async_mapper_sequence(op->channel, (op->count + per_chunk - 1) / per_chunk);
 }

@@ -39,8 +39,8 @@ static int request_cancel(ompi_request_t *request, int complete)
 
 static void give_back(mca_coll_async_request_t *request)
 {
-    coll_async_op_free_plan(request->base.super.req_persistent ? &request->persistent
-                                                               : &request->op);
+    coll_async_op_free_plan(request->base.super.req_persistent ? &request->persistent.base
+                                                               : &request->op.base);
     OMPI_REQUEST_FINI(&request->base.super);
     opal_free_list_return(&requests, &request->base.super.super);
 }
@@ -103,7 +103,7 @@ static int complete_finished(void)
     request = __atomic_exchange_n(&finished, NULL, __ATOMIC_ACQUIRE);
     while (NULL != request) {
         mca_coll_async_request_t *next = request->next_finished;
-        mca_coll_async_say_failure(request->op.failure);
+        mca_coll_async_say_failure(request->op.base.failure);
         complete(request);
         request = next;
         ++count;
@@ -115,7 +115,7 @@ static int complete_finished(void)
 static void op_finished(struct coll_async_op *op, int status)
 {
     mca_coll_async_request_t *request =
-        (mca_coll_async_request_t *) ((char *) op - offsetof(mca_coll_async_request_t, op));
+        (mca_coll_async_request_t *) ((char *) op - offsetof(mca_coll_async_request_t, op.base));
     mca_coll_async_request_t *head;
 
     request->base.super.req_status.MPI_ERROR = OMPI_SUCCESS == status ? MPI_SUCCESS : MPI_ERR_INTERN;
@@ -182,18 +182,18 @@ static mca_coll_async_request_t *new_request(struct ompi_communicator_t *comm, b
     return request;
 }
 
-int mca_coll_async_request_post(const struct coll_async_op *op, struct ompi_communicator_t *comm,
-                                ompi_request_t **request)
+int mca_coll_async_request_post(const struct coll_async_sched *op,
+                                struct ompi_communicator_t *comm, ompi_request_t **request)
 {
     mca_coll_async_request_t *req = new_request(comm, false);
 
     if (NULL == req) {
-        coll_async_op_free_plan(op);
+        coll_async_op_free_plan(&op->base);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     req->op = *op;
-    req->op.finished = op_finished;
-    if (0 != coll_async_engine_post(&req->op)) {
+    req->op.base.finished = op_finished;
+    if (0 != coll_async_engine_post(&req->op.base)) {
         give_back(req);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -212,7 +212,7 @@ static int request_start(size_t count, ompi_request_t **requests)
         req->base.super.req_complete = REQUEST_PENDING;
         req->base.super.req_state = OMPI_REQUEST_ACTIVE;
         mca_coll_async_count(req->coll, COLL_ASYNC_PATH_NATIVE);
-        if (0 != coll_async_engine_post(&req->op)) {
+        if (0 != coll_async_engine_post(&req->op.base)) {
             req->base.super.req_complete = REQUEST_COMPLETED;
             req->base.super.req_state = OMPI_REQUEST_INACTIVE;
             return OMPI_ERR_OUT_OF_RESOURCE;
@@ -221,18 +221,19 @@ static int request_start(size_t count, ompi_request_t **requests)
     return OMPI_SUCCESS;
 }
 
-int mca_coll_async_request_persistent(const struct coll_async_op *op, enum coll_async_coll coll,
+int mca_coll_async_request_persistent(const struct coll_async_sched *op,
+                                      enum coll_async_coll coll,
                                       struct ompi_communicator_t *comm,
                                       ompi_request_t **request)
 {
     mca_coll_async_request_t *req = new_request(comm, true);
 
     if (NULL == req) {
-        coll_async_op_free_plan(op);
+        coll_async_op_free_plan(&op->base);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     req->persistent = *op;
-    req->persistent.finished = op_finished;
+    req->persistent.base.finished = op_finished;
     req->coll = coll;
     req->base.super.req_start = request_start;
     *request = &req->base.super;

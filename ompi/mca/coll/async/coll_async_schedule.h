@@ -10,14 +10,14 @@
 /*
  * coll/async: the algorithms, as schedules the engine executes.
  *
- * Each family's begin function takes an op whose channel, buffers and sizes the
- * glue has filled (MPI_IN_PLACE already resolved to the buffer it names), asks
- * the decision table (coll_async_decision.h) for the schedule of the message size
- * and the channel, sets op->step and takes the
- * sequence numbers the schedule needs. The engine calls it when the op's turn
- * comes, so sequence numbers follow the order ops run in. A step returns
- * COLL_ASYNC_AGAIN where it would wait for a peer, and resumes there at the next
- * call.
+ * Each family's begin function takes the engine's op of a struct
+ * coll_async_sched whose channel, buffers and sizes the glue has filled
+ * (MPI_IN_PLACE already resolved to the buffer it names), asks the decision
+ * table (coll_async_decision.h) for the schedule of the message size and the
+ * channel, sets the op's step and takes the sequence numbers the schedule needs.
+ * The engine calls it when the op's turn comes, so sequence numbers follow the
+ * order ops run in. A step returns COLL_ASYNC_AGAIN where it would wait for a
+ * peer, and resumes there at the next call.
  *
  * These schedules serve the ranks of one node, over its shared-memory channel
  * (coll_async_mapper.h); across nodes coll_async_hierarchical.c runs them inside
@@ -27,11 +27,42 @@
 #ifndef MCA_COLL_ASYNC_SCHEDULE_H
 #define MCA_COLL_ASYNC_SCHEDULE_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "coll_async_decision.h"
 #include "coll_async_engine.h"
+#include "coll_async_reduction.h"
 #include "transport/coll_async_mapper.h"
+
+/* A schedule's op: the engine's op, and the schedule's arguments and position,
+ * which the engine never reads. The glue fills the arguments (on the stack, or
+ * in the request of a nonblocking call); a step finds them from the op it is
+ * given (coll_async_sched_of). */
+struct coll_async_sched {
+    struct coll_async_op base;
+    struct coll_async_channel *channel;
+    const void *sbuf;
+    void *rbuf;
+    size_t count;   /* elements */
+    size_t bytes;   /* of the whole vector, or of one rank's block */
+    struct coll_async_reduction reduction;
+    int root;       /* -1: every rank receives the result */
+    int phase;
+    uint64_t seq;   /* sequence number of the step in progress on the communicator */
+    size_t done;    /* bytes or chunks completed, for pipelined schedules */
+    size_t offset;  /* of the chunk in progress, what is done: pipelining inside a chunk */
+    size_t rounds;  /* rounds agreed with the peers, for schedules that agree on them */
+    int failed;     /* a local failure, reported once the peers need this rank no more */
+};
+
+/* The schedule's op around op: every op whose begin is one of the functions
+ * below is the base of a struct coll_async_sched. */
+static inline struct coll_async_sched *coll_async_sched_of(struct coll_async_op *op)
+{
+    return (struct coll_async_sched *) ((char *) op - offsetof(struct coll_async_sched, base));
+}
 
 struct coll_async_schedule_config {
     enum coll_async_reduce_mode reduce_mode;
@@ -43,7 +74,9 @@ struct coll_async_schedule_config {
 
 extern struct coll_async_schedule_config coll_async_schedule_config;
 
-/* op->root: -1 for allreduce (every rank gets the result), else the root. */
+/* The begin functions of the schedules, for ops that are the base of a struct
+ * coll_async_sched (its root: -1 for allreduce, every rank gets the result, else
+ * the root). */
 void coll_async_reduction_begin(struct coll_async_op *op);
 void coll_async_bcast_begin(struct coll_async_op *op);
 void coll_async_barrier_begin(struct coll_async_op *op);
@@ -57,7 +90,7 @@ void coll_async_reduce_scatter_block_begin(struct coll_async_op *op);
 /* What the channel and the parameters offer the decision table for family: the
  * family of the schedule (a reduce inside the node of an allreduce across nodes
  * follows coll_async_reduce_algorithm). */
-static inline struct coll_async_decision_shm schedule_decision(const struct coll_async_op *op,
+static inline struct coll_async_decision_shm schedule_decision(const struct coll_async_sched *op,
                                                                enum coll_async_family family)
 {
     return (struct coll_async_decision_shm){
@@ -72,7 +105,7 @@ static inline struct coll_async_decision_shm schedule_decision(const struct coll
 
 /* For the schedules of family that move op->bytes: one copy (single_copy) or
  * slot-sized chunks (staged), one sequence number each, as the table says. */
-static inline void schedule_by_size(struct coll_async_op *op, enum coll_async_family family,
+static inline void schedule_by_size(struct coll_async_sched *op, enum coll_async_family family,
                                     coll_async_step_fn single_copy, coll_async_step_fn staged)
 {
     struct coll_async_decision_shm shm = schedule_decision(op, family);
@@ -82,20 +115,20 @@ static inline void schedule_by_size(struct coll_async_op *op, enum coll_async_fa
     op->phase = 0;
     op->done = 0;
     if (COLL_ASYNC_SHM_SINGLE_COPY == coll_async_decision_shm(family, op->bytes, -1, &shm)) {
-        op->step = single_copy;
+        op->base.step = single_copy;
     } else {
-        op->step = staged;
+        op->base.step = staged;
         steps = (op->bytes + slot - 1) / slot;
     }
     op->seq = coll_async_mapper_sequence(op->channel, steps);
 }
 
-static inline struct coll_async_shm_segment *schedule_shm(const struct coll_async_op *op)
+static inline struct coll_async_shm_segment *schedule_shm(const struct coll_async_sched *op)
 {
     return &op->channel->shm;
 }
 
-static inline bool schedule_all(const struct coll_async_op *op, enum coll_async_shm_flag flag,
+static inline bool schedule_all(const struct coll_async_sched *op, enum coll_async_shm_flag flag,
                                 uint64_t seq)
 {
     return coll_async_shm_all_reached(schedule_shm(op), flag, seq);
@@ -103,12 +136,12 @@ static inline bool schedule_all(const struct coll_async_op *op, enum coll_async_
 
 /* A slot (or the accumulator) of parity seq % 2 was last used by collective
  * seq - 2, whose readers are done once every rank has entered seq - 1. */
-static inline bool schedule_may_write(const struct coll_async_op *op)
+static inline bool schedule_may_write(const struct coll_async_sched *op)
 {
     return schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq - 1);
 }
 
-static inline void schedule_publish(const struct coll_async_op *op,
+static inline void schedule_publish(const struct coll_async_sched *op,
                                     enum coll_async_shm_flag flag)
 {
     coll_async_shm_publish(schedule_shm(op), flag, op->seq);
@@ -116,7 +149,7 @@ static inline void schedule_publish(const struct coll_async_op *op,
 
 /* Whether op's copies into the slots may stream past the cache
  * (coll_async_shm_copy_in): each schedule says where that pays. */
-static inline bool schedule_streaming(const struct coll_async_op *op)
+static inline bool schedule_streaming(const struct coll_async_sched *op)
 {
     size_t from = coll_async_schedule_config.stream_bytes;
 
@@ -131,7 +164,7 @@ static inline bool schedule_streaming(const struct coll_async_op *op)
 
 /* Copies bytes to the slot at to, as the bytes *streamed.. of this rank's stream,
  * announcing each piece it completes; end announces the last, partial piece. */
-static inline void schedule_stream(const struct coll_async_op *op, size_t *streamed, char *to,
+static inline void schedule_stream(const struct coll_async_sched *op, size_t *streamed, char *to,
                                    const char *from, size_t bytes, bool end, bool streaming)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
@@ -155,7 +188,7 @@ static inline void schedule_stream(const struct coll_async_op *op, size_t *strea
 }
 
 /* The simplest stream: bytes from `from` to the start of the slot, then ARRIVED. */
-static inline void schedule_write_slot(const struct coll_async_op *op, const void *from,
+static inline void schedule_write_slot(const struct coll_async_sched *op, const void *from,
                                        size_t bytes, bool streaming)
 {
     struct coll_async_shm_segment *shm = schedule_shm(op);
@@ -167,7 +200,7 @@ static inline void schedule_write_slot(const struct coll_async_op *op, const voi
 }
 
 /* How many of the bytes [start, start + length) of rank's stream are announced. */
-static inline size_t schedule_announced(const struct coll_async_op *op, int rank, size_t start,
+static inline size_t schedule_announced(const struct coll_async_sched *op, int rank, size_t start,
                                         size_t length)
 {
     size_t written = coll_async_shm_written(schedule_shm(op), rank, op->seq, start + length);
@@ -178,7 +211,7 @@ static inline size_t schedule_announced(const struct coll_async_op *op, int rank
 /* Copies to `to` the bytes [at, at + length) of rank's slot, which its stream
  * carries from start on, as far as they are announced; op->offset counts what is
  * copied. True once all is. */
-static inline bool schedule_copy_announced(struct coll_async_op *op, int rank, char *to,
+static inline bool schedule_copy_announced(struct coll_async_sched *op, int rank, char *to,
                                            size_t at, size_t start, size_t length)
 {
     const char *slot = coll_async_shm_slot(schedule_shm(op), rank, op->seq) + at;
@@ -196,7 +229,7 @@ static inline bool schedule_copy_announced(struct coll_async_op *op, int rank, c
 }
 
 /* Publishes this rank's buffers for single copy by the others. */
-static inline void schedule_publish_tokens(const struct coll_async_op *op, const void *first,
+static inline void schedule_publish_tokens(const struct coll_async_sched *op, const void *first,
                                            const void *second)
 {
     struct coll_async_shm_control *mine = &schedule_shm(op)->control[schedule_shm(op)->rank];
@@ -205,7 +238,7 @@ static inline void schedule_publish_tokens(const struct coll_async_op *op, const
     mine->address[1] = coll_async_mapper_token(second);
 }
 
-static inline uint64_t schedule_token(const struct coll_async_op *op, int rank, int which)
+static inline uint64_t schedule_token(const struct coll_async_sched *op, int rank, int which)
 {
     return schedule_shm(op)->control[rank].address[which];
 }
