@@ -43,7 +43,7 @@
 /* Timeouts in seconds become milliseconds in an int. */
 #define MAX_TIMEOUT_S (INT_MAX / 1000)
 #define MAX_TIMEOUT_TEXT "2147483"
-/* TCP staging: at least one default eager message's worth, at most 1 TiB. */
+/* TCP staging: at least 64 KiB (a small transfer's worth), at most 1 TiB. */
 #define DEFAULT_TCP_STAGING ((size_t) 64 << 20)
 #define MIN_TCP_STAGING ((size_t) 64 << 10)
 #define MAX_TCP_STAGING ((size_t) 1 << 40)
