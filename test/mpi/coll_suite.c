@@ -315,6 +315,7 @@ int main(int argc, char **argv)
     int required, provided, rank, size, parsed, ncomms;
     comm_ctx comms[MAX_COMMS];
     long totals[2], mine[2];
+    unsigned long long moved[NUM_PATHS], moved_total[NUM_PATHS] = {0, 0};
     double t0;
 
     parsed = parse_options(argc, argv);
@@ -370,6 +371,8 @@ int main(int argc, char **argv)
     }
 
     free_comms(comms, ncomms);
+    counters_moved(moved);
+    MPI_Reduce(moved, moved_total, NUM_PATHS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     counters_finish();
 
     mine[0] = suite_checks;
@@ -377,6 +380,8 @@ int main(int argc, char **argv)
     MPI_Allreduce(mine, totals, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (0 == rank) {
         printf("coll_suite: %.1f s\n", MPI_Wtime() - t0);
+        printf("coll_suite: calls counted native %llu, delegated %llu (all ranks)\n",
+               moved_total[PATH_NATIVE], moved_total[PATH_DELEGATED]);
         printf("coll_suite: %ld checks, %ld failures\n", totals[0], totals[1]);
         fflush(stdout);
     }

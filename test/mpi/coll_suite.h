@@ -230,6 +230,8 @@ extern long suite_checks, suite_failures;
 int counters_init(int expect_component); /* 0 on success; records its own checks */
 int counters_available(void);
 void counters_read(enum coll_id coll, unsigned long long out[NUM_PATHS]);
+/* How far each path's counters moved since counters_init, all collectives together. */
+void counters_moved(unsigned long long moved[NUM_PATHS]);
 void counters_finish(void); /* with --expect-component=no: nothing moved in the run */
 
 /* coll_suite_reduce.c and coll_suite_move.c: the checks of one collective. */

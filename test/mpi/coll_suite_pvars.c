@@ -151,6 +151,20 @@ void counters_read(enum coll_id coll, unsigned long long out[NUM_PATHS])
     }
 }
 
+void counters_moved(unsigned long long moved[NUM_PATHS])
+{
+    for (int p = 0; p < NUM_PATHS; ++p) {
+        moved[p] = 0;
+    }
+    for (int c = 0; available && c < NUM_COLLS; ++c) {
+        unsigned long long now[NUM_PATHS];
+        counters_read((enum coll_id) c, now);
+        for (int p = 0; p < NUM_PATHS; ++p) {
+            moved[p] += now[p] - at_start[c][p];
+        }
+    }
+}
+
 void counters_finish(void)
 {
     if (!available) {
