@@ -16,10 +16,10 @@
  *
  * The component runs every collective itself, in every form (blocking,
  * nonblocking, persistent), for every datatype and operation, on every
- * communicator whose ranks share a node (one process included). On a
- * communicator that spans nodes it runs allreduce, reduce, bcast, barrier and
- * allgather hierarchically, except reductions on pairs with padding
- * (MPI_DOUBLE_INT, ...), and delegates the rest to the component below it.
+ * communicator: inside a node over its shared memory, across nodes
+ * hierarchically (allreduce, reduce, bcast, barrier, allgather) or as an
+ * exchange over the mapper between nodes (everything else, derived datatypes
+ * and user-defined operations included).
  *
  * (--delegate NAME[,NAME] overrides this for families whose algorithm was forced to
  * "delegate" by an MCA parameter; that is applied by the caller, not here.)
@@ -27,55 +27,10 @@
 
 #include "coll_suite.h"
 
-static int hierarchical(enum coll_id coll)
-{
-    switch (coll_blocking_form(coll)) {
-    case COLL_allreduce:
-    case COLL_reduce:
-    case COLL_bcast:
-    case COLL_barrier:
-    case COLL_allgather:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-static int padded(const type_info *type)
-{
-    int size;
-
-    MPI_Type_size(type->dt, &size);
-    return (size_t) size != type->extent;
-}
-
-/* Whether one element's data is one run of bytes (MPI_DOUBLE_INT's is, padding
- * after it; MPI_SHORT_INT's is not, padding inside). */
-static int dense_element(const type_info *type)
-{
-    MPI_Aint lb, extent;
-    int size;
-
-    MPI_Type_get_true_extent(type->dt, &lb, &extent);
-    MPI_Type_size(type->dt, &size);
-    return extent == size;
-}
-
-/* Padded pairs have no kernel and are not contiguous beyond one element; no
- * data at all is always native. */
-static int takes_type(const check *c)
-{
-    return NULL == c->type || !padded(c->type) || 0 == c->count
-           || (OP_NONE == c->op && COLL_bcast == coll_blocking_form(c->coll) && c->count <= 1
-               && dense_element(c->type));
-}
-
 enum path expected_path(const check *c)
 {
-    if (c->cx->one_node) {
-        return PATH_NATIVE;
-    }
-    return hierarchical(c->coll) && takes_type(c) ? PATH_NATIVE : PATH_DELEGATED;
+    (void) c;
+    return PATH_NATIVE;
 }
 
 /*

@@ -346,28 +346,31 @@ static void test_reduce_modes(void **state)
 }
 
 /* Native or delegated: per family, for its parameter auto then delegate, nodes 1
- * to 3, ranks per node 1 to 3: n native, d delegated (a node's channel open). */
+ * to 3, ranks per node 1 to 3: n native, d delegated (a node's channel open).
+ * Every family runs natively across nodes too (hierarchically or over the
+ * mapper); before the exchange over the mapper, only the five hierarchical ones
+ * did ("nnnddd..." for the others). */
 static const struct {
     enum coll_async_family family;
     const char *expected;
 } paths[] = {
     {COLL_ASYNC_FAMILY_ALLGATHER, "nnnnnnnnnddddddddd"},
-    {COLL_ASYNC_FAMILY_ALLGATHERV, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_ALLGATHERV, "nnnnnnnnnddddddddd"},
     {COLL_ASYNC_FAMILY_ALLREDUCE, "nnnnnnnnnddddddddd"},
-    {COLL_ASYNC_FAMILY_ALLTOALL, "nnnddddddddddddddd"},
-    {COLL_ASYNC_FAMILY_ALLTOALLV, "nnnddddddddddddddd"},
-    {COLL_ASYNC_FAMILY_ALLTOALLW, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_ALLTOALL, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_ALLTOALLV, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_ALLTOALLW, "nnnnnnnnnddddddddd"},
     {COLL_ASYNC_FAMILY_BARRIER, "nnnnnnnnnddddddddd"},
     {COLL_ASYNC_FAMILY_BCAST, "nnnnnnnnnddddddddd"},
-    {COLL_ASYNC_FAMILY_EXSCAN, "nnnddddddddddddddd"},
-    {COLL_ASYNC_FAMILY_GATHER, "nnnddddddddddddddd"},
-    {COLL_ASYNC_FAMILY_GATHERV, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_EXSCAN, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_GATHER, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_GATHERV, "nnnnnnnnnddddddddd"},
     {COLL_ASYNC_FAMILY_REDUCE, "nnnnnnnnnddddddddd"},
-    {COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK, "nnnddddddddddddddd"},
-    {COLL_ASYNC_FAMILY_REDUCE_SCATTER, "nnnddddddddddddddd"},
-    {COLL_ASYNC_FAMILY_SCAN, "nnnddddddddddddddd"},
-    {COLL_ASYNC_FAMILY_SCATTER, "nnnddddddddddddddd"},
-    {COLL_ASYNC_FAMILY_SCATTERV, "nnnddddddddddddddd"},
+    {COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_REDUCE_SCATTER, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_SCAN, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_SCATTER, "nnnnnnnnnddddddddd"},
+    {COLL_ASYNC_FAMILY_SCATTERV, "nnnnnnnnnddddddddd"},
 };
 
 static void test_native_or_delegated(void **state)
@@ -404,13 +407,9 @@ static void test_wanted(void **state)
     for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
         algs[family] = COLL_ASYNC_ALG_DELEGATE;
     }
-    assert_false(coll_async_decision_wanted(algs, false));
-    assert_false(coll_async_decision_wanted(algs, true));
+    assert_false(coll_async_decision_wanted(algs));
     algs[COLL_ASYNC_FAMILY_ALLTOALL] = COLL_ASYNC_ALG_AUTO;
-    assert_true(coll_async_decision_wanted(algs, false));
-    assert_false(coll_async_decision_wanted(algs, true)); /* not hierarchical */
-    algs[COLL_ASYNC_FAMILY_BARRIER] = COLL_ASYNC_ALG_DISSEMINATION;
-    assert_true(coll_async_decision_wanted(algs, true));
+    assert_true(coll_async_decision_wanted(algs));
 }
 
 /* A schedule named in the parameter runs inside the node at every size where the

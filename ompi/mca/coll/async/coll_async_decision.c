@@ -151,17 +151,15 @@ bool coll_async_decision_hierarchical(enum coll_async_family family)
 bool coll_async_decision_native(enum coll_async_family family, enum coll_async_alg alg,
                                 const struct coll_async_decision_comm *comm)
 {
+    (void) family;
     return COLL_ASYNC_ALG_DELEGATE != alg
-           && (1 == comm->size || comm->has_channel
-               || (comm->spans_nodes && table[family].hierarchical));
+           && (1 == comm->size || comm->has_channel || comm->spans_nodes);
 }
 
-bool coll_async_decision_wanted(const enum coll_async_alg algs[COLL_ASYNC_NUM_FAMILIES],
-                                bool spans_nodes)
+bool coll_async_decision_wanted(const enum coll_async_alg algs[COLL_ASYNC_NUM_FAMILIES])
 {
     for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
-        if (COLL_ASYNC_ALG_DELEGATE != algs[family]
-            && (!spans_nodes || table[family].hierarchical)) {
+        if (COLL_ASYNC_ALG_DELEGATE != algs[family]) {
             return true;
         }
     }

@@ -92,10 +92,10 @@ struct coll_async_decision_comm {
 bool coll_async_decision_native(enum coll_async_family family, enum coll_async_alg alg,
                                 const struct coll_async_decision_comm *comm);
 
-/* Whether a communicator on one node (across nodes: spanning nodes) has a family
- * to run natively under algs (one per family): if not, it needs no channel. */
-bool coll_async_decision_wanted(const enum coll_async_alg algs[COLL_ASYNC_NUM_FAMILIES],
-                                bool spans_nodes);
+/* Whether a communicator has a family to run natively under algs (one per
+ * family): if not, it needs no channel. Every family runs natively on one node
+ * and across nodes (hierarchically, or as an exchange over the mapper). */
+bool coll_async_decision_wanted(const enum coll_async_alg algs[COLL_ASYNC_NUM_FAMILIES]);
 
 /* A forced algorithm that cannot run on a communicator of `nodes` nodes, and what
  * runs instead (AUTO: the table's choice): false when alg runs as asked. */

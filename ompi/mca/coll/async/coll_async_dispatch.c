@@ -12,9 +12,9 @@
  * nonblocking, persistent) and reduce_local.
  *
  * Each runs the call natively where the module chose to for this communicator
- * (coll_async_module.c) and the call does not decline, else hands it, unchanged,
- * to the module selected below this one, and counts it on the path it took. A native persistent collective is counted at
- * each MPI_Start instead (coll_async_request.c), when the engine runs it.
+ * (coll_async_module.c), else hands it, unchanged, to the module selected below
+ * this one, and counts it on the path it took. A native persistent collective is
+ * counted at each MPI_Start instead (coll_async_request.c), when the engine runs it.
  */
 
 #include "ompi_config.h"
@@ -40,16 +40,13 @@ static inline void count_call(enum coll_async_coll coll, enum coll_async_path pa
 #define DELEGATE(module, name, ...)                                             \
     (ASYNC(module)->below.coll_##name(__VA_ARGS__, ASYNC(module)->below.coll_##name##_module))
 
-/* Returns native_call's result where the module runs coll natively and the call
- * does not decline, else delegate_call's. */
+/* Returns native_call's result where the module runs coll natively, else
+ * delegate_call's. */
 #define ROUTE(coll, native_call, delegate_call)                                 \
     do {                                                                        \
         if (COLL_ASYNC_PATH_NATIVE == ASYNC(module)->path[coll]) {              \
-            int rc_ = (native_call);                                            \
-            if (COLL_ASYNC_DECLINED != rc_) {                                   \
-                count_call(coll, COLL_ASYNC_PATH_NATIVE);                         \
-                return rc_;                                                     \
-            }                                                                   \
+            count_call(coll, COLL_ASYNC_PATH_NATIVE);                           \
+            return (native_call);                                               \
         }                                                                       \
         count_call(coll, COLL_ASYNC_PATH_DELEGATED);                            \
         return (delegate_call);                                                 \

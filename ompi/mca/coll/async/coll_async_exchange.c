@@ -43,6 +43,7 @@ struct coll_async_exchange *coll_async_exchange_new(int nranks, int rank, bool p
     plan->recv = plan->send + nsend;
     plan->scratch = (char *) (plan->recv + nranks);
     plan->fold.last = -1;
+    plan->readers_last = nranks - 1;
     return plan;
 }
 
@@ -292,14 +293,16 @@ static int exchange(struct coll_async_sched *op)
     }
 }
 
-/* The local part: this rank's own block, then the fold once everything is in.
- * It needs only the plan. */
-static int finish_locally(struct coll_async_op *op)
+int coll_async_exchange_finish(const struct coll_async_exchange *plan)
 {
-    const struct coll_async_exchange *plan = op->plan;
     int rc = coll_async_block_copy(&plan->self_from, &plan->self_to);
 
     return OMPI_SUCCESS == rc ? fold(plan) : rc;
+}
+
+static int finish_locally(struct coll_async_op *op)
+{
+    return coll_async_exchange_finish(op->plan);
 }
 
 static int exchange_then_finish(struct coll_async_op *base)
@@ -307,7 +310,7 @@ static int exchange_then_finish(struct coll_async_op *base)
     struct coll_async_sched *op = coll_async_sched_of(base);
     int rc = exchange(op);
 
-    return OMPI_SUCCESS == rc ? finish_locally(base) : rc;
+    return OMPI_SUCCESS == rc ? coll_async_exchange_finish(base->plan) : rc;
 }
 
 void coll_async_exchange_begin(struct coll_async_op *base)

@@ -51,6 +51,14 @@ struct coll_async_exchange {
     int nranks, rank;
     bool personal;
     bool uniform;                       /* set by the caller when it holds */
+    /* A shared plan's readers (ranks that receive send[0]): every rank by
+     * default. The shared memory lets receivers read what they need; over the
+     * mapper (coll_async_pairs.h) the sender must know whom to send it to. */
+    int readers_first, readers_last;
+    /* The send blocks are the receive blocks (an alltoall in place): the shared
+     * memory packs a round before it unpacks it; over the mapper each is copied
+     * before anything is received. */
+    bool in_place;
     struct coll_async_block *send;      /* [nranks] personal, [1] shared */
     struct coll_async_block *recv;      /* [nranks], from each rank */
     struct coll_async_block self_from;  /* this rank's own part, copied locally */
@@ -72,6 +80,10 @@ void coll_async_exchange_free(void *plan);
 void coll_async_exchange_set_fold(struct coll_async_exchange *plan, struct ompi_op_t *op,
                                   struct ompi_datatype_t *dtype, size_t count, int first,
                                   int last, void *rbuf);
+
+/* The local part, once every block has crossed: this rank's own block, then
+ * the fold. OMPI_SUCCESS or an error. */
+int coll_async_exchange_finish(const struct coll_async_exchange *plan);
 
 /* The begin of ops whose op->plan is an exchange. */
 void coll_async_exchange_begin(struct coll_async_op *op);

@@ -206,9 +206,9 @@ static void join_group(struct coll_async_hier *hier)
         return;
     }
     for (int node = 0; node < hier->node_count; ++node) {
-        hier->group_peer[node] = hier->peer[hier->leaders[node * hier->slots + hier->slot]];
+        hier->group_peer[node] = hier->peers.id[hier->leaders[node * hier->slots + hier->slot]];
     }
-    hier->group = (struct coll_async_leaders){.net = hier->net,
+    hier->group = (struct coll_async_leaders){.net = hier->peers.net,
                                               .size = hier->node_count,
                                               .rank = hier->node,
                                               .peer = hier->group_peer,
@@ -245,10 +245,10 @@ static struct coll_async_hier *hier_alloc(int size, int nodes)
     hier->node_ranks = calloc(size, sizeof(int));
     hier->node_first = calloc(nodes + 1, sizeof(int));
     hier->leaders = calloc((size_t) nodes * COLL_ASYNC_HIER_MAX_SLOTS, sizeof(int));
-    hier->peer = calloc(size, sizeof(uint32_t));
+    hier->peers.id = calloc(size, sizeof(uint32_t));
     hier->group_peer = calloc(nodes, sizeof(uint32_t));
     if (NULL == hier->node_of || NULL == hier->node_ranks || NULL == hier->node_first
-        || NULL == hier->leaders || NULL == hier->peer || NULL == hier->group_peer) {
+        || NULL == hier->leaders || NULL == hier->peers.id || NULL == hier->group_peer) {
         mca_coll_async_hier_close(hier);
         return NULL;
     }
@@ -274,7 +274,7 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
     }
     for (int rank = 0; rank < hier->size; ++rank) {
         if (hier->node_of[rank] != hier->node) {
-            const char *via = coll_async_net_peer_via(hier->net, hier->peer[rank]);
+            const char *via = coll_async_net_peer_via(hier->peers.net, hier->peers.id[rank]);
 
             over_verbs += 0 == strcmp("verbs", via);
             over_tcp += 0 == strcmp("tcp", via);
@@ -323,8 +323,8 @@ static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
 
     hier->name = comm->c_name;
     hier->cid = coll_async_comm_cid(comm);
-    hier->net = mca_coll_async_network();
-    hier->tag_base = (uint64_t) coll_async_comm_cid(comm) << 40;
+    hier->peers.net = mca_coll_async_network();
+    hier->peers.tag_base = (uint64_t) coll_async_comm_cid(comm) << 40;
     hier->multi_leader_bytes = config->multi_leader_bytes;
     memcpy(hier->algorithm, config->algorithm, sizeof(hier->algorithm));
     group_by_node(hier, places);
@@ -335,7 +335,7 @@ static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
         procs[rank] = ompi_comm_peer_lookup(comm, rank);
     }
     *why = "it has a process of another job, or one no transport of this process reaches";
-    rc = mca_coll_async_network_add(procs, hier->size, hier->peer);
+    rc = mca_coll_async_network_add(procs, hier->size, hier->peers.id);
     free(procs);
     if (OMPI_SUCCESS != rc) {
         return rc;
@@ -404,7 +404,7 @@ void mca_coll_async_hier_close(struct coll_async_hier *hier)
     free(hier->node_ranks);
     free(hier->node_first);
     free(hier->leaders);
-    free(hier->peer);
+    free(hier->peers.id);
     free(hier->group_peer);
     free(hier->ring);
     free(hier);

@@ -28,6 +28,7 @@
 
 #include "coll_async_internode.h"
 #include "coll_async_multicast.h"
+#include "coll_async_peers.h"
 #include "transport/coll_async_mapper.h"
 
 struct coll_async_op;
@@ -55,10 +56,7 @@ struct coll_async_hier {
     uint32_t *group_peer;
     int *ring;          /* profiled ring order of the groups, or NULL */
 
-    struct coll_async_net *net;
-    uint32_t *peer;     /* rank -> transport id */
-    uint64_t tag_base;  /* the communicator's share of the tag space */
-    uint64_t started;   /* collectives begun on the communicator (their tags) */
+    struct coll_async_peers peers; /* every rank, on the mapper between nodes */
 
     size_t multi_leader_bytes;
     enum coll_async_alg algorithm[COLL_ASYNC_NUM_FAMILIES]; /* the parameters, per family */
@@ -75,14 +73,6 @@ static inline int coll_async_hier_node_size(const struct coll_async_hier *hier, 
 
 /* The index of rank among the ranks of its node: its rank on that node's channel. */
 int coll_async_hier_local_index(const struct coll_async_hier *hier, int rank);
-
-/* The base tag of the next collective; every rank takes one per collective. */
-static inline uint64_t coll_async_hier_next_tag(struct coll_async_hier *hier)
-{
-    uint64_t sequence = hier->started++ & ((UINT64_C(1) << 28) - 1);
-
-    return hier->tag_base | sequence * COLL_ASYNC_INTERNODE_TAG_STEPS;
-}
 
 /*
  * The hierarchical schedules (coll_async_hierarchical.c): a run of stages on

@@ -58,7 +58,7 @@ static int level_of(const struct coll_async_hier *hier)
 static bool leaders_have_verbs(const struct coll_async_hier *hier)
 {
     for (int node = 0; node < hier->node_count; ++node) {
-        if (!mca_coll_async_network_has_verbs(hier->peer[hier->leaders[node * hier->slots]])) {
+        if (!mca_coll_async_network_has_verbs(hier->peers.id[hier->leaders[node * hier->slots]])) {
             return false;
         }
     }
@@ -188,7 +188,7 @@ void mca_coll_async_hier_multicast_close(struct coll_async_hier *hier)
     }
     if (coll_async_multicast_open(call.group)) {
         /* Every rank has taken as many tags as this leader: the last one is theirs too. */
-        call.tag = coll_async_hier_next_tag(hier);
+        call.tag = coll_async_peers_next_tag(&hier->peers);
         coll_async_stream_init(&stream);
         coll_async_multicast_close_start(&call);
         if (OMPI_SUCCESS != coll_async_engine_run_driven(&op, NULL)) {

@@ -221,14 +221,16 @@ static int rooted_group(struct run *run, int root, const struct coll_async_leade
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     for (int node = 0; node < hier->node_count; ++node) {
-        run->rooted_peer[node] = hier->peer[node == root_node ? root : leader_of(hier, node, 0)];
+        int rank = node == root_node ? root : leader_of(hier, node, 0);
+
+        run->rooted_peer[node] = hier->peers.id[rank];
     }
-    run->rooted = (struct coll_async_leaders){.net = hier->net,
+    run->rooted = (struct coll_async_leaders){.net = hier->peers.net,
                                               .size = hier->node_count,
                                               .rank = hier->node,
                                               .peer = run->rooted_peer,
                                               .ring = hier->ring};
-    if (hier->peer[hier->rank] == run->rooted_peer[hier->node]) {
+    if (hier->peers.id[hier->rank] == run->rooted_peer[hier->node]) {
         *group = &run->rooted;
     }
     return OMPI_SUCCESS;
@@ -568,7 +570,7 @@ void coll_async_hier_begin(struct coll_async_op *op)
     run->status = 0;
     run->failure.topic = NULL;
     op->failure = NULL;
-    run->tag = coll_async_hier_next_tag(run->hier);
+    run->tag = coll_async_peers_next_tag(&run->hier->peers);
     rc = plan(run, coll_async_sched_of(op));
     if (OMPI_SUCCESS != rc) {
         /* The stages planned so far still run, so the node's ranks stay in step;

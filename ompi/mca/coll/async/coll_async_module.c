@@ -118,12 +118,12 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
         return;
     }
     if (!all_on_this_node(comm)) {
-        if (coll_async_decision_wanted(mca_coll_async_component.algorithm, true)) {
+        if (coll_async_decision_wanted(mca_coll_async_component.algorithm)) {
             module->hier = mca_coll_async_hier_open(comm, config);
         }
         return;
     }
-    if (!coll_async_decision_wanted(mca_coll_async_component.algorithm, false)
+    if (!coll_async_decision_wanted(mca_coll_async_component.algorithm)
         || OMPI_SUCCESS != mca_coll_async_segment_open(&module->channel, &config->channel, comm, NULL,
                                                        ompi_comm_size(comm),
                                                        ompi_comm_rank(comm), false)) {

@@ -21,6 +21,7 @@
 
 #include "coll_async_exchange.h"
 #include "coll_async_native.h"
+#include "coll_async_pairs.h"
 #include "coll_async_request.h"
 #include "coll_async_say.h"
 #include "coll_async_schedule.h"
@@ -111,6 +112,16 @@ static int execute_plan(const struct coll_async_call *call, struct coll_async_ex
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     plan->uniform = uniform(coll_async_family_of(call->coll));
+    if (spans_nodes(call)) {
+        /* Across nodes every block is a transfer over the mapper. */
+        work.base.begin = coll_async_pairs_begin;
+        work.base.free_plan = coll_async_pairs_free;
+        work.base.plan = coll_async_pairs_new(plan, &call->module->hier->peers,
+                                              call->comm->c_name, rank_of(call));
+        if (NULL == work.base.plan) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
     return execute(call, &work);
 }
 
@@ -181,11 +192,12 @@ static size_t span_of(struct ompi_datatype_t *dtype, size_t count)
 
 /*
  * The exchange form of a reduction over a shared plan: every rank sends its whole
- * input (if any rank needs it), and the ranks in receivers fold ranks first..last.
+ * input to the ranks readers_first..readers_last (none when that is empty), and
+ * those that receive fold ranks first..last.
  */
 static int fold_inputs(const struct coll_async_call *call, const void *sbuf, void *rbuf,
                        int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                       bool receives, int first, int last, bool sends)
+                       bool receives, int first, int last, int readers_first, int readers_last)
 {
     int n = size_of(call), me = rank_of(call);
     const void *input = input_of(sbuf, rbuf);
@@ -195,8 +207,10 @@ static int fold_inputs(const struct coll_async_call *call, const void *sbuf, voi
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (sends) {
+    if (readers_first <= readers_last) {
         coll_async_block_set(&plan->send[0], input, (size_t) count, dtype);
+        plan->readers_first = readers_first;
+        plan->readers_last = readers_last;
     }
     if (receives) {
         coll_async_exchange_set_fold(plan, op, dtype, (size_t) count, first, last, rbuf);
@@ -218,13 +232,11 @@ int coll_async_native_reduce(const struct coll_async_call *call, const void *sbu
     if (0 == count) {
         return execute_nothing(call);
     }
-    if (spans_nodes(call) && !kernel) {
-        return COLL_ASYNC_DECLINED;
-    }
-    if (!spans_nodes(call) && (!has_channel(call) || !kernel)) {
+    if (!kernel || (!spans_nodes(call) && !has_channel(call))) {
         /* allreduce: every rank folds; reduce: the root, from all the others. */
         return fold_inputs(call, sbuf, rbuf, count, dtype, op, root < 0 || root == me, 0,
-                           size_of(call) - 1, root != me);
+                           size_of(call) - 1, root < 0 ? 0 : root,
+                           root < 0 ? size_of(call) - 1 : root == me ? -1 : root);
     }
     coll_async_reduction_resolve(&work.reduction, dtype, op);
     work.sbuf = input_of(sbuf, rbuf);
@@ -246,7 +258,7 @@ int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf,
     }
     /* Rank r folds ranks 0..r (0..r-1 for exscan); the last rank's input is
      * nobody's, and exscan leaves rank 0's buffer undefined. */
-    return fold_inputs(call, sbuf, rbuf, count, dtype, op, last >= 0, 0, last, me < n - 1);
+    return fold_inputs(call, sbuf, rbuf, count, dtype, op, last >= 0, 0, last, me + 1, n - 1);
 }
 
 int coll_async_native_reduce_scatter(const struct coll_async_call *call, const void *sbuf,
@@ -305,9 +317,6 @@ int coll_async_native_bcast(const struct coll_async_call *call, void *buf, int c
     if (contiguous(dtype, (size_t) count)) {
         work.rbuf = data_start(buf, dtype);
         return execute_native(call, &work);
-    }
-    if (spans_nodes(call)) {
-        return COLL_ASYNC_DECLINED;
     }
     plan = coll_async_exchange_new(size_of(call), rank_of(call), false, 0);
     if (NULL != plan) {
@@ -389,12 +398,12 @@ int coll_async_native_gather(const struct coll_async_call *call,
     if (fast_allgather_fits(call, send, recv, root)) {
         return fast_allgather(call, send, recv);
     }
-    if (spans_nodes(call)) {
-        return COLL_ASYNC_DECLINED;
-    }
     plan = coll_async_exchange_new(n, me, false, 0);
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (root >= 0) {
+        plan->readers_first = plan->readers_last = root;
     }
     if (MPI_IN_PLACE != send->buf && root != me) {
         single_block(send, &plan->send[0]);
@@ -452,6 +461,7 @@ int coll_async_native_alltoall(const struct coll_async_call *call,
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    plan->in_place = MPI_IN_PLACE == send->buf;
     for (int rank = 0; rank < n; ++rank) {
         if (rank != me) {
             side_block(from, rank, &plan->send[rank]);

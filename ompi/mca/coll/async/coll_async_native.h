@@ -19,19 +19,15 @@
  * reductions the component has kernels for; every other case, and every other
  * collective, is an exchange (coll_async_exchange.h). A single-process
  * communicator needs no channel: its exchange is a local copy. Across nodes the
- * five of them run as hierarchical runs (coll_async_hier.h) and decline what
- * those do not take.
+ * five of them run as hierarchical runs (coll_async_hier.h) where the data is
+ * contiguous and has a kernel; every other call is an exchange over the mapper
+ * (coll_async_pairs.h).
  */
 
 #ifndef MCA_COLL_ASYNC_NATIVE_H
 #define MCA_COLL_ASYNC_NATIVE_H
 
 #include "coll_async.h"
-
-/* What a native function returns when a communicator across nodes cannot take
- * the call's arguments (a derived datatype, a user-defined operation): the
- * module below runs it, counted as delegated. */
-#define COLL_ASYNC_DECLINED 2
 
 /* The arguments shared by every entry point. */
 struct coll_async_call {

@@ -97,7 +97,7 @@ static void measure(struct coll_async_hier *hier, uint64_t tag, double *row)
             double bw;
 
             if (partner >= 0) {
-                bw = exchange(hier->net, hier->group_peer[partner], tag + step,
+                bw = exchange(hier->peers.net, hier->group_peer[partner], tag + step,
                               hier->node < partner, out, in);
                 row[partner] = bw > row[partner] ? bw : row[partner];
             }
@@ -128,7 +128,7 @@ static int share(struct coll_async_hier *hier, uint64_t tag, double *bw)
     }
     if (0 == rc) {
         while (COLL_ASYNC_INTERNODE_AGAIN == (rc = coll_async_internode_progress(&x))) {
-            coll_async_net_progress(hier->net);
+            coll_async_net_progress(hier->peers.net);
         }
     }
     if (0 != rc) {
@@ -188,7 +188,7 @@ int mca_coll_async_profile_ring(struct ompi_communicator_t *comm, struct coll_as
                                 int **ring)
 {
     int nodes = hier->node_count, rc;
-    uint64_t tag = coll_async_hier_next_tag(hier); /* every rank takes it */
+    uint64_t tag = coll_async_peers_next_tag(&hier->peers); /* every rank takes it */
     double *bw;
     int *order_of;
 
