@@ -31,11 +31,14 @@ struct coll_async_net {
     int nattached, capacity;
 };
 
+/* A transport without a descriptor (fd < 0: shared memory) is polled by the
+ * driver while a transfer is in flight; it has nothing to add. */
 static int epoll_add(int epoll_fd, const struct coll_async_transport *t)
 {
     struct epoll_event event = {.events = EPOLLIN};
+    int fd = t->ops->fd(t);
 
-    return 0 != epoll_ctl(epoll_fd, EPOLL_CTL_ADD, t->ops->fd(t), &event) ? -errno : 0;
+    return 0 <= fd && 0 != epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) ? -errno : 0;
 }
 
 /* One epoll fd over the transports' fds, even for one transport: transports

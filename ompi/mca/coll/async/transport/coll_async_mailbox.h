@@ -1,0 +1,78 @@
+/*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * coll/async: the shared-memory point-to-point transport ("shm").
+ *
+ * A transport of coll_async_transport.h for the peers on this node. Every
+ * process owns one mailbox, a memfd (nothing in /dev/shm, so nothing outlives a
+ * killed rank): a header that proves whose it is, a ring of fixed-size
+ * descriptors that every peer may push into and only the owner pops, and the
+ * owner's staging chunks, which receivers copy out of. A peer maps another's
+ * mailbox on first use through /proc/<pid>/fd/<fd> (the blob names them), which
+ * only processes with ptrace-read rights over the owner can open.
+ *
+ * Bulk transfers matched by (peer, tag), one per tag per direction, as TCP's:
+ * - staged: the sender copies a piece into a free chunk of its own mailbox and
+ *   pushes DATA into the receiver's ring; the receiver copies it into the posted
+ *   buffer (a piece that comes before the receive waits, holding its chunk:
+ *   back-pressure) and answers CREDIT; DONE ends the transfer;
+ * - CMA (both sides try_cma, COLL_ASYNC_MAILBOX_CMA_MIN bytes or more): the sender pushes
+ *   RTS with its buffer's address, the receiver pulls with process_vm_readv in
+ *   bounded pieces and answers DONE; a pull the kernel refuses answers so, and
+ *   the sender falls back to staged for that peer.
+ * A transfer longer than the receive posted fails on both sides with
+ * -EMSGSIZE. A peer whose process exits, whose mailbox does not prove itself,
+ * or that breaks the protocol fails every transfer with it, the error naming it.
+ *
+ * No descriptor: fd is -1 and the driver polls progress while a transfer is in
+ * flight. Not thread-safe: one thread at a time calls in (the engine's driver).
+ * Pure C with no Open MPI dependency.
+ */
+
+#ifndef MCA_COLL_ASYNC_MAILBOX_H
+#define MCA_COLL_ASYNC_MAILBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll_async_auth.h"
+#include "coll_async_transport.h"
+
+#define COLL_ASYNC_MAILBOX_ADDRESS_MAX 64 /* blob bytes */
+/* Below this, staged even where CMA works: two copies cost less than the calls. */
+#define COLL_ASYNC_MAILBOX_CMA_MIN (64 * 1024)
+
+struct coll_async_mailbox_config {
+    uint32_t self, nprocs;     /* this process's id; ids are below nprocs */
+    struct coll_async_key key; /* this process's (coll_async_auth.h) */
+    uint64_t node;             /* equal on processes that share memory with this one; a peer
+                                  whose blob names another node is -ENETUNREACH */
+    bool try_cma;              /* single copy with process_vm_readv where the kernel allows */
+    size_t chunk_size;         /* staging piece; 0: 64 KiB */
+    unsigned chunks;           /* staging pieces of this process; 0: 16 */
+};
+
+/* 0 or -errno; *transport is the mailbox's struct coll_async_transport (ops->name "shm"). */
+int coll_async_mailbox_create(const struct coll_async_mailbox_config *config,
+                              struct coll_async_transport **transport);
+
+/* What the transport did, for tests and verbose output. */
+struct coll_async_mailbox_stats {
+    uint64_t staged_sends;  /* sends completed through staging chunks */
+    uint64_t cma_sends;     /* sends the receiver pulled with CMA */
+    uint64_t cma_fallbacks; /* CMA pulls refused, sent staged instead */
+    uint64_t refused;       /* descriptors dropped: no valid MAC, or a replay */
+};
+
+void coll_async_mailbox_stats(const struct coll_async_transport *transport,
+                              struct coll_async_mailbox_stats *stats);
+
+#endif /* MCA_COLL_ASYNC_MAILBOX_H */
