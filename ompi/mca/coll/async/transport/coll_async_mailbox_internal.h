@@ -30,6 +30,7 @@
 #define MAILBOX_VERSION 1
 #define MAILBOX_HEADER_BYTES 4096
 #define MAILBOX_SLOTS 1024u /* ring descriptors: a power of two */
+#define MAILBOX_DRAIN 256 /* descriptors taken in per progress call */
 #define MAILBOX_NO_CHUNK UINT64_MAX
 #define MAILBOX_MAX_CHUNKS 4096u
 #define MAILBOX_MAX_CHUNK_SIZE (64u << 20)

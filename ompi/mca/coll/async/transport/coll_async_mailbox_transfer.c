@@ -532,13 +532,14 @@ static void dispatch(struct mailbox *mb, struct mailbox_peer *peer, const struct
     }
 }
 
-/* Takes in what the ring holds, whatever is posted. */
+/* Takes in what the ring holds, whatever is posted; bounded, as producers
+ * refill it while it drains. */
 static int drain(struct mailbox *mb)
 {
     struct mailbox_desc d;
     int count = 0;
 
-    while (count < (int) MAILBOX_SLOTS && mailbox_ring_pop(&mb->map, &mb->head, &d)) {
+    while (count < MAILBOX_DRAIN && mailbox_ring_pop(&mb->map, &mb->head, &d)) {
         struct mailbox_peer *peer;
 
         ++count;
