@@ -65,13 +65,14 @@ typedef struct coll_async_transport transport_t;
 typedef void (*rank_fn)(int rank, int nranks);
 
 static bool default_chunks; /* the ping-pong's: what the component will use */
+static size_t cma_min = 64 * 1024; /* the tests': sizes around the chunk both ways */
 
 static transport_t *open_one(uint32_t self, uint32_t nprocs, bool cma, uint64_t node)
 {
     struct coll_async_mailbox_config config = {
         .self = self, .nprocs = nprocs, .key = test_key(self), .node = node,
         .try_cma = cma, .chunk_size = default_chunks ? 0 : CHUNK,
-        .chunks = default_chunks ? 0 : CHUNKS,
+        .chunks = default_chunks ? 0 : CHUNKS, .cma_min = cma_min,
     };
     transport_t *t = NULL;
 
@@ -195,7 +196,7 @@ static void run_ranks(int nranks, rank_fn body, bool cma)
 /* Sizes, both ways, receives before and after their sends */
 
 static const size_t sizes[] = {0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 5,
-                               COLL_ASYNC_MAILBOX_CMA_MIN, (1 << 20) + 3, BIG};
+                               64 * 1024, (1 << 20) + 3, BIG};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 static void sizes_rank(int rank, int nranks)
@@ -212,7 +213,7 @@ static void sizes_rank(int rank, int nranks)
         in[k] = calloc(1, sizes[k] + 1);
         CHECK(NULL != out[k] && NULL != in[k]);
         fill(out[k], sizes[k], rank, k);
-        big += sizes[k] >= COLL_ASYNC_MAILBOX_CMA_MIN;
+        big += sizes[k] >= cma_min;
     }
     for (size_t k = 0; k < NSIZES; k += 2) { /* even tags: posted before the sends */
         CHECK(0 == t->ops->recv(t, peer, k, in[k], sizes[k], &recv[k]));
@@ -697,7 +698,8 @@ static void test_peer_killed_cma(void **state)
     killed(true);
 }
 
-/* Ping-pong (MAILBOX_BENCH=1): half a round trip and its bandwidth, per size and mode. */
+/* Ping-pong (MAILBOX_BENCH=1): half a round trip and its bandwidth, per size,
+ * staged only and CMA only (whatever the threshold), default chunks. */
 
 static double now_s(void)
 {
@@ -709,7 +711,7 @@ static double now_s(void)
 
 static void ping_pong_rank(int rank, int nranks)
 {
-    static const size_t lengths[] = {8, 64 * 1024, 1 << 20, 16 << 20};
+    static const size_t lengths[] = {8, 4096, 16384, 65536, 262144, 1 << 20, 16 << 20};
     transport_t *t = open_all(rank, nranks);
     uint8_t *buffer = calloc(1, 16 << 20);
     uint32_t peer = (uint32_t) (1 - rank);
@@ -761,9 +763,11 @@ static void test_ping_pong(void **state)
         skip();
     }
     default_chunks = true;
+    cma_min = 1; /* every size by CMA: where it starts to pay is the threshold */
     run_ranks(2, ping_pong_rank, false);
     run_ranks(2, ping_pong_rank, true);
     default_chunks = false;
+    cma_min = 64 * 1024;
 }
 
 int main(void)

@@ -122,6 +122,9 @@ int coll_async_mailbox_create(const struct coll_async_mailbox_config *config,
     if (0 == mb->config.chunks) {
         mb->config.chunks = 16;
     }
+    if (0 == mb->config.cma_min) {
+        mb->config.cma_min = COLL_ASYNC_MAILBOX_CMA_MIN;
+    }
     rc = mb->config.chunks > MAILBOX_MAX_CHUNKS || mb->config.chunk_size > MAILBOX_MAX_CHUNK_SIZE
                  || 0 != mb->config.chunk_size % 64 || config->self >= config->nprocs
              ? -EINVAL

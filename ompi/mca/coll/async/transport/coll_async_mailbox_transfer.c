@@ -74,7 +74,7 @@ int mailbox_send(struct coll_async_transport *transport, uint32_t id, uint64_t t
     s->data = data;
     s->length = length;
     s->cma = mb->config.try_cma && peer->cma && !peer->cma_refused
-             && length >= COLL_ASYNC_MAILBOX_CMA_MIN;
+             && length >= mb->config.cma_min;
     t->status = COLL_ASYNC_TRANSFER_PENDING;
     t->error = NULL;
     coll_async_transfer_push(&peer->sends, t);
