@@ -364,7 +364,7 @@ void mailbox_peer_fail(struct mailbox *mb, struct mailbox_peer *peer, int rc, co
             in->recv = NULL;
         }
     }
-    mailbox_drop_incoming(peer);
+    mailbox_drop_incoming(mb, peer);
     fail_queue(mb, &peer->sends, rc, peer->error);
     fail_queue(mb, &peer->recvs, rc, peer->error);
     /* Its CREDITs will not come: our chunks it held are ours again. */
@@ -394,7 +394,7 @@ static void mailbox_destroy(struct coll_async_transport *transport)
                 in->recv = NULL;
             }
         }
-        mailbox_drop_incoming(peer);
+        mailbox_drop_incoming(mb, peer);
         fail_queue(mb, &peer->sends, -ECANCELED, mb->error);
         fail_queue(mb, &peer->recvs, -ECANCELED, mb->error);
         (void) coll_async_transfer_complete_all(&mb->done);

@@ -21,8 +21,10 @@
  * Bulk transfers matched by (peer, tag), one per tag per direction, as TCP's:
  * - staged: the sender copies a piece into a free chunk of its own mailbox and
  *   pushes DATA into the receiver's ring; the receiver copies it into the posted
- *   buffer (a piece that comes before the receive waits, holding its chunk:
- *   back-pressure) and answers CREDIT; DONE ends the transfer;
+ *   buffer and answers CREDIT; DONE ends the transfer. Pieces that come before
+ *   their receive are copied out into a buffer of the transfer's length (64 MiB
+ *   for all, then they wait holding their chunks: back-pressure), so that a
+ *   late receive never stops the sender's other transfers;
  * - CMA (both sides try_cma, cma_min bytes or more): the sender pushes
  *   RTS with its buffer's address, the receiver pulls with process_vm_readv in
  *   bounded pieces and answers DONE; a pull the kernel refuses answers so, and

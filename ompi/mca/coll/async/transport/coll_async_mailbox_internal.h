@@ -35,6 +35,7 @@
 #define MAILBOX_MAX_CHUNKS 4096u
 #define MAILBOX_MAX_CHUNK_SIZE (64u << 20)
 #define MAILBOX_MAX_INCOMING 4096 /* transfers a peer may start before their receives */
+#define MAILBOX_EARLY_LIMIT (64u << 20) /* bytes copied out for receives not posted yet */
 #define MAILBOX_CMA_PIECE (1u << 20)        /* one process_vm_readv */
 #define MAILBOX_CMA_BUDGET (4u << 20)       /* pulled per progress call, all peers */
 #define MAILBOX_LIVENESS_NS 100000000ull    /* how often a waited-on peer is checked */
@@ -103,7 +104,8 @@ struct mailbox_incoming {
     bool discard;        /* longer than the receive: pieces dropped until the last */
     uint64_t address;
     struct coll_async_transfer *recv; /* matched, or NULL */
-    struct mailbox_piece *pieces, **pieces_tail;
+    char *early; /* before the receive: pieces copied out here, their chunks credited */
+    struct mailbox_piece *pieces, **pieces_tail; /* held: no receive, no room for early */
     uint32_t npieces;
 };
 
@@ -146,6 +148,7 @@ struct mailbox {
     struct mailbox_peer *all;
     uint32_t *free_chunks, nfree;
     uint32_t *chunk_holder; /* per chunk: the peer it was sent to, or UINT32_MAX */
+    size_t early_bytes; /* the incoming transfers' early buffers, all peers */
     struct coll_async_transfer_queue done;
     struct coll_async_mailbox_stats stats;
     int fail_cma; /* tests: the -errno every pull of ours fails with, 0: none */
@@ -206,7 +209,7 @@ int mailbox_send(struct coll_async_transport *transport, uint32_t peer, uint64_t
 int mailbox_recv(struct coll_async_transport *transport, uint32_t peer, uint64_t tag,
                  void *buffer, size_t length, struct coll_async_transfer *transfer);
 int mailbox_progress(struct coll_async_transport *transport);
-void mailbox_drop_incoming(struct mailbox_peer *peer);
+void mailbox_drop_incoming(struct mailbox *mb, struct mailbox_peer *peer);
 
 /* Tests: every pull of this transport fails with rc (-EPERM: refused), 0: none. */
 void coll_async_mailbox_test_fail_cma(struct coll_async_transport *transport, int rc);

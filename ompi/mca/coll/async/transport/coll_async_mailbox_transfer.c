@@ -277,7 +277,7 @@ static struct mailbox_incoming *new_incoming(struct mailbox *mb, struct mailbox_
     return in;
 }
 
-static void free_incoming(struct mailbox_incoming *in)
+static void free_incoming(struct mailbox *mb, struct mailbox_incoming *in)
 {
     struct mailbox_piece *p;
 
@@ -285,10 +285,15 @@ static void free_incoming(struct mailbox_incoming *in)
         in->pieces = p->next;
         free(p);
     }
+    if (NULL != in->early) {
+        mb->early_bytes -= in->total;
+        free(in->early);
+    }
     free(in);
 }
 
-static void remove_incoming(struct mailbox_peer *peer, struct mailbox_incoming *in)
+static void remove_incoming(struct mailbox *mb, struct mailbox_peer *peer,
+                            struct mailbox_incoming *in)
 {
     struct mailbox_incoming **p = &peer->incoming;
 
@@ -298,16 +303,16 @@ static void remove_incoming(struct mailbox_peer *peer, struct mailbox_incoming *
     *p = in->next;
     --peer->nincoming;
     peer->pieces -= in->npieces;
-    free_incoming(in);
+    free_incoming(mb, in);
 }
 
-void mailbox_drop_incoming(struct mailbox_peer *peer)
+void mailbox_drop_incoming(struct mailbox *mb, struct mailbox_peer *peer)
 {
     struct mailbox_incoming *in;
 
     while (NULL != (in = peer->incoming)) {
         peer->incoming = in->next;
-        free_incoming(in);
+        free_incoming(mb, in);
     }
     peer->nincoming = 0;
     peer->pieces = 0;
@@ -321,14 +326,25 @@ static bool match(struct mailbox *mb, struct mailbox_peer *peer, struct mailbox_
     t->bytes = in->total;
     if (in->total <= mailbox_recv_of(t)->length) {
         in->recv = t;
+        if (NULL != in->early) { /* one more copy for a receive that came late */
+            memcpy(mailbox_recv_of(t)->buffer, in->early, in->total);
+            mb->early_bytes -= in->total;
+            free(in->early);
+            in->early = NULL;
+        }
         return true;
     }
     mailbox_finish(mb, t, -EMSGSIZE, too_long);
     in->discard = true;
+    if (NULL != in->early) {
+        mb->early_bytes -= in->total;
+        free(in->early);
+        in->early = NULL;
+    }
     if (in->cma) { /* nothing to drain: say so now */
         struct mailbox_desc d = {.type = DESC_DONE, .tag = in->tag, .arg = (uint64_t) -EMSGSIZE};
 
-        remove_incoming(peer, in);
+        remove_incoming(mb, peer, in);
         (void) post(mb, peer, &d);
         return false;
     }
@@ -347,21 +363,34 @@ static void match_posted(struct mailbox *mb, struct mailbox_peer *peer,
     }
 }
 
+/* Room to copy in's pieces out before its receive: the sender's chunks must
+ * not wait on a post (the post may wait on the sender's other transfers). */
+static bool early_room(struct mailbox *mb, struct mailbox_incoming *in)
+{
+    if (NULL == in->early && 0 != in->total && in->total <= MAILBOX_EARLY_LIMIT - mb->early_bytes
+        && NULL != (in->early = malloc(in->total))) {
+        mb->early_bytes += in->total;
+    }
+    return NULL != in->early;
+}
+
 /* Copies (or drops) in's waiting pieces once it can, and ends it when whole. */
 static void incoming_step(struct mailbox *mb, struct mailbox_peer *peer,
                           struct mailbox_incoming *in)
 {
     struct mailbox_piece *p;
 
-    if (in->cma || (NULL == in->recv && !in->discard)) {
-        return;
+    if (in->cma || (NULL == in->recv && !in->discard && !early_room(mb, in))) {
+        return; /* pulled; or held, its chunks the back-pressure */
     }
     while (NULL != (p = in->pieces)) {
         struct mailbox_desc credit = {.type = DESC_CREDIT, .arg = p->chunk};
+        const char *from = peer->map.staging + p->chunk * peer->chunk_size;
 
         if (NULL != in->recv) {
-            memcpy(mailbox_recv_of(in->recv)->buffer + p->offset,
-                   peer->map.staging + p->chunk * peer->chunk_size, p->length);
+            memcpy(mailbox_recv_of(in->recv)->buffer + p->offset, from, p->length);
+        } else if (NULL != in->early) {
+            memcpy(in->early + p->offset, from, p->length);
         }
         in->received += p->length;
         in->pieces = p->next;
@@ -373,14 +402,14 @@ static void incoming_step(struct mailbox *mb, struct mailbox_peer *peer,
         }
     }
     in->pieces_tail = &in->pieces;
-    if (in->received == in->total) {
+    if (in->received == in->total && (NULL != in->recv || in->discard)) {
         struct mailbox_desc done = {.type = DESC_DONE, .tag = in->tag,
                                     .arg = in->discard ? (uint64_t) -EMSGSIZE : 0};
 
         if (NULL != in->recv) {
             mailbox_finish(mb, in->recv, 0, NULL);
         }
-        remove_incoming(peer, in);
+        remove_incoming(mb, peer, in);
         (void) post(mb, peer, &done);
     }
 }
@@ -503,7 +532,7 @@ static int pull(struct mailbox *mb, struct mailbox_peer *peer, size_t *budget)
             struct mailbox_desc done = {.type = DESC_DONE, .tag = in->tag};
 
             mailbox_finish(mb, in->recv, 0, NULL);
-            remove_incoming(peer, in);
+            remove_incoming(mb, peer, in);
             (void) post(mb, peer, &done);
         }
     }
