@@ -465,6 +465,12 @@ static void test_refused_blobs(void **state)
     bad[4] += 1; /* version */
     assert_int_equal(a->ops->add_peer(a, 1, test_key_of(1), bad, (size_t) length), -ENETUNREACH);
     assert_int_equal(a->ops->add_peer(a, 1, test_key_of(1), "x", 1), -ENETUNREACH);
+    memcpy(bad, blob, sizeof(bad));
+    bad[20] += 100; /* the fd: nothing there */
+    assert_int_equal(a->ops->add_peer(a, 1, test_key_of(1), bad, (size_t) length), -ENETUNREACH);
+    memcpy(bad, blob, sizeof(bad));
+    bad[16] ^= 0x40; /* the pid: no such process, or not one with this mailbox */
+    assert_int_equal(a->ops->add_peer(a, 1, test_key_of(1), bad, (size_t) length), -ENETUNREACH);
     assert_int_equal(a->ops->add_peer(a, 0, test_key_of(0), blob, (size_t) length), -EINVAL);
 
     /* The right blob with the wrong key: its mailbox does not prove itself. */

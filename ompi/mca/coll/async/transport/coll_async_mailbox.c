@@ -170,6 +170,19 @@ static int mailbox_address(const struct coll_async_transport *transport, void *o
     return (int) sizeof(blob);
 }
 
+/* Whether this process can map the mailbox the blob names: one look, no open.
+ * Another user's, or a process in another pid namespace (a container), is left
+ * to the next transport here rather than failing at the first transfer. */
+static bool mailbox_in_reach(const struct blob *blob)
+{
+    char path[64];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "/proc/%u/fd/%u", blob->pid, blob->fd);
+    return 0 == stat(path, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid()
+           && (size_t) st.st_size == mailbox_length(blob->chunk_size, blob->chunks);
+}
+
 static int mailbox_add_peer(struct coll_async_transport *transport, uint32_t id,
                             const struct coll_async_key *key, const void *data, size_t length)
 {
@@ -192,6 +205,9 @@ static int mailbox_add_peer(struct coll_async_transport *transport, uint32_t id,
         || blob.node != mb->config.node || 0 == blob.pid || 0 == blob.chunks
         || blob.chunks > MAILBOX_MAX_CHUNKS || 0 == blob.chunk_size
         || blob.chunk_size > MAILBOX_MAX_CHUNK_SIZE) {
+        return -ENETUNREACH;
+    }
+    if (!mailbox_in_reach(&blob)) {
         return -ENETUNREACH;
     }
     peer = calloc(1, sizeof(*peer));

@@ -16,7 +16,10 @@
  * descriptors that every peer may push into and only the owner pops, and the
  * owner's staging chunks, which receivers copy out of. A peer maps another's
  * mailbox on first use through /proc/<pid>/fd/<fd> (the blob names them), which
- * only processes with ptrace-read rights over the owner can open.
+ * only processes with ptrace-read rights over the owner can open. add_peer
+ * opens nothing, but leaves to the next transport (-ENETUNREACH) a blob of
+ * another node or version, or a mailbox it cannot see there (another user,
+ * another pid namespace).
  *
  * Bulk transfers matched by (peer, tag), one per tag per direction, as TCP's:
  * - staged: the sender copies a piece into a free chunk of its own mailbox and
