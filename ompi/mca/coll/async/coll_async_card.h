@@ -34,6 +34,7 @@ struct ompi_proc_t;
 enum coll_async_card_blob {
     COLL_ASYNC_CARD_TCP,   /* coll_async_tcp_address() */
     COLL_ASYNC_CARD_VERBS, /* coll_async_verbs_address() */
+    COLL_ASYNC_CARD_SHM,   /* the mailbox's (coll_async_mailbox.h) */
     COLL_ASYNC_CARD_NUM_BLOBS
 };
 

@@ -8,20 +8,22 @@
  */
 
 /*
- * coll/async: this process's endpoint between nodes.
+ * coll/async: this process's endpoint on the mapper.
  *
- * One mapper per process (transport/coll_async_net.h) over a TCP transport and,
- * where rdma-core found an active port, a verbs one, opened when the job may
- * span nodes (real or virtual): at component open, which comes before Open MPI's
- * modex, so the address blobs ride the modex on this process's card
- * (coll_async_card.h) like a BTL's. Peers are added on first use, when a
- * communicator that needs them is created, and the mapper then picks each one's
- * transport; connections open later still, on a collective's first message.
- * The engine's driver polls the mapper (coll_async_engine_watch), so every call
- * into it is made under the driver's exclusion: the progress thread's, or an
- * application thread's holding it. A connection the verbs transport refuses (one
- * that did not prove it belongs to the job) is said at verbose level 1, one line
- * each, as many as the transport lets through.
+ * One mapper per process (transport/coll_async_net.h), opened at component
+ * open, which comes before Open MPI's modex, so the address blobs ride the
+ * modex on this process's card (coll_async_card.h) like a BTL's. Its
+ * transports, in the order it prefers them: shared memory to the peers of this
+ * node (the mailbox, always), then, when the job may span nodes (real or
+ * virtual), verbs where rdma-core found an active port, and TCP. Peers are
+ * added on first use, when a communicator that needs them is created, and the
+ * mapper then picks each one's transport; connections open later still, on a
+ * collective's first message. The engine's driver polls the mapper
+ * (coll_async_engine_watch), so every call into it is made under the driver's
+ * exclusion: the progress thread's, or an application thread's holding it. A
+ * connection the verbs transport refuses (one that did not prove it belongs to
+ * the job) is said at verbose level 1, one line each, as many as the transport
+ * lets through.
  */
 
 #include "ompi_config.h"
@@ -40,6 +42,7 @@
 #include "coll_async.h"
 #include "coll_async_card.h"
 #include "coll_async_network.h"
+#include "transport/coll_async_mailbox.h"
 #include "transport/coll_async_tcp.h"
 #include "transport/coll_async_verbs.h"
 
@@ -117,6 +120,51 @@ static void say_refused(void *context, const char *line)
 {
     (void) context;
     mca_coll_async_say_later(1, "coll:async: %s", line);
+}
+
+/* This node's token for the mailbox: a digest of its name, which names the
+ * virtual node too, so that pretend nodes still meet over TCP. */
+static uint64_t node_token(void)
+{
+    static const struct coll_async_key anyone; /* a digest, not a secret */
+    char name[COLL_ASYNC_NODE_NAME_MAX];
+
+    mca_coll_async_node_name(name, sizeof(name));
+    return coll_async_mac(&anyone, name, strlen(name));
+}
+
+/* The shared-memory transport to the peers of this node, with its address blob
+ * in the modex; NULL when it cannot open (said at verbose level 1: the peers
+ * of this node are then reached as the others are). */
+static struct coll_async_transport *open_mailbox(const struct coll_async_config *settings)
+{
+    struct coll_async_mailbox_config config = {.self = network.self,
+                                               .nprocs = network.nprocs,
+                                               .key = mca_coll_async_card_mine()->key,
+                                               .node = node_token(),
+                                               .try_cma = settings->channel.cma};
+    unsigned char blob[COLL_ASYNC_MAILBOX_ADDRESS_MAX];
+    struct coll_async_transport *transport = NULL;
+    int length, rc;
+
+    rc = coll_async_mailbox_create(&config, &transport);
+    if (0 == rc) {
+        length = transport->ops->address(transport, blob, sizeof(blob));
+        rc = length < 0 || OMPI_SUCCESS != mca_coll_async_card_set_blob(COLL_ASYNC_CARD_SHM, blob,
+                                                                        (size_t) length)
+                 ? -EIO
+                 : 0;
+    }
+    if (0 != rc) {
+        opal_output_verbose(say_level(), mca_coll_async_output,
+                            "coll:async: no shared-memory mailbox (%s): the peers of this "
+                            "node are reached as the others are", strerror(-rc));
+        if (NULL != transport) {
+            transport->ops->destroy(transport);
+        }
+        return NULL;
+    }
+    return transport;
 }
 
 /* The TCP transport, with its address blob in the modex; NULL when it cannot
@@ -310,10 +358,7 @@ int mca_coll_async_network_open(const struct coll_async_config *config)
     struct coll_async_transport *transports[COLL_ASYNC_NET_MAX_TRANSPORTS], *verbs;
     int count, rc;
 
-    if (!job_spans_nodes(config)) {
-        return OMPI_SUCCESS;
-    }
-    count = choose_interfaces(ifs, config);
+    count = job_spans_nodes(config) ? choose_interfaces(ifs, config) : 0;
     if (OMPI_ERR_BAD_PARAM == count) {
         return count;
     }
@@ -325,15 +370,19 @@ int mca_coll_async_network_open(const struct coll_async_config *config)
     }
     network.interfaces[0] = '\0';
     network.ntransports = 0;
-    /* Verbs first: the mapper prefers it wherever it reaches a peer. */
-    verbs = open_verbs(config);
-    network.peers[network.self] = NULL != verbs ? PEER_HAS_VERBS : 0;
-    offer(transports, verbs, COLL_ASYNC_CARD_VERBS);
-    if (count <= 0) {
-        mca_coll_async_show_help(mca_coll_async_first_process(), "no network",
-                                 count < 0 ? strerror(-count) : "no usable IPv4 interface");
-    } else {
-        offer(transports, open_tcp(ifs, count, config), COLL_ASYNC_CARD_TCP);
+    /* Shared memory first, for the peers on this node; then verbs, which the
+     * mapper prefers wherever it reaches a peer; then TCP. */
+    offer(transports, open_mailbox(config), COLL_ASYNC_CARD_SHM);
+    if (job_spans_nodes(config)) {
+        verbs = open_verbs(config);
+        network.peers[network.self] = NULL != verbs ? PEER_HAS_VERBS : 0;
+        offer(transports, verbs, COLL_ASYNC_CARD_VERBS);
+        if (count <= 0) {
+            mca_coll_async_show_help(mca_coll_async_first_process(), "no network",
+                                     count < 0 ? strerror(-count) : "no usable IPv4 interface");
+        } else {
+            offer(transports, open_tcp(ifs, count, config), COLL_ASYNC_CARD_TCP);
+        }
     }
     if (0 == network.ntransports) {
         mca_coll_async_network_close();

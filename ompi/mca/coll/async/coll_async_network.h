@@ -8,9 +8,10 @@
  */
 
 /*
- * coll/async: this process's endpoint between nodes (the mapper over TCP and,
- * where there is an RDMA port, verbs), opened at component open when the job may
- * span nodes; their addresses ride this process's card (coll_async_card.h).
+ * coll/async: this process's endpoint on the mapper (shared memory to the peers
+ * of this node and, when the job may span nodes, TCP and, where there is an RDMA
+ * port, verbs), opened at component open; their addresses ride this process's
+ * card (coll_async_card.h).
  */
 
 #ifndef MCA_COLL_ASYNC_NETWORK_H
@@ -25,9 +26,10 @@ struct coll_async_config;
 
 struct ompi_proc_t;
 
-/* Opens the transports if the job may span nodes; OMPI_ERR_BAD_PARAM for a bad
- * interface list, else OMPI_SUCCESS (without a mapper when no transport could
- * open: communicators across nodes are then delegated, and a message says why). */
+/* Opens the transports; OMPI_ERR_BAD_PARAM for a bad interface list, else
+ * OMPI_SUCCESS (without a mapper when no transport could open, and with one that
+ * reaches only this node when no network could: communicators across nodes are
+ * then delegated, and a message says why). */
 int mca_coll_async_network_open(const struct coll_async_config *config);
 void mca_coll_async_network_close(void);
 
