@@ -101,6 +101,10 @@ typedef struct mca_coll_async_module_t {
     struct coll_async_channel channel;
     struct coll_async_hier *hier;
     struct coll_async_stream stream;
+    /* Every rank on the mapper: the hierarchy's, or, on one node, made at the
+     * first call that needs it (mca_coll_async_module_peers). */
+    struct coll_async_peers *peers;
+    struct coll_async_peers own_peers;
 } mca_coll_async_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_async_module_t);
@@ -176,6 +180,10 @@ int mca_coll_async_profile_ring(struct ompi_communicator_t *comm, struct coll_as
 /* coll_async_module.c */
 mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *comm,
                                                   int *priority);
+/* Every rank of comm on the mapper; NULL (said at verbose level 1) when this
+ * job has no mapper or a rank cannot be reached. */
+struct coll_async_peers *mca_coll_async_module_peers(mca_coll_async_module_t *module,
+                                                     struct ompi_communicator_t *comm);
 
 /* coll_async_placement.c: resolves coll_async_progress_cpus for the engine, once. */
 void mca_coll_async_place_progress_thread(const struct coll_async_config *config);

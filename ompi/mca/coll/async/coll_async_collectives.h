@@ -40,7 +40,12 @@
     X(REDUCE_SCATTER, reduce_scatter)                   \
     X(SCAN, scan)                                       \
     X(SCATTER, scatter)                                 \
-    X(SCATTERV, scatterv)
+    X(SCATTERV, scatterv)                               \
+    X(NEIGHBOR_ALLGATHER, neighbor_allgather)           \
+    X(NEIGHBOR_ALLGATHERV, neighbor_allgatherv)         \
+    X(NEIGHBOR_ALLTOALL, neighbor_alltoall)             \
+    X(NEIGHBOR_ALLTOALLV, neighbor_alltoallv)           \
+    X(NEIGHBOR_ALLTOALLW, neighbor_alltoallw)
 
 enum coll_async_family {
 #define COLL_ASYNC_FAMILY_ENUM(U, l) COLL_ASYNC_FAMILY_##U,

@@ -69,6 +69,7 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
  */
 struct row {
     bool hierarchical;
+    bool over_mapper; /* always between pairs of ranks over the mapper (neighbourhoods) */
     unsigned algs;    /* between nodes, what the parameter may force */
     unsigned in_node; /* inside a node, likewise */
     enum coll_async_alg small, large, large_uneven, uneven;
@@ -116,7 +117,12 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                    .small = COLL_ASYNC_ALG_DISSEMINATION,
                                    .large = COLL_ASYNC_ALG_DISSEMINATION,
                                    .large_uneven = COLL_ASYNC_ALG_DISSEMINATION},
-    /* Every other family: one node only (or one process), auto or delegate. */
+    [COLL_ASYNC_FAMILY_NEIGHBOR_ALLGATHER] = {.over_mapper = true},
+    [COLL_ASYNC_FAMILY_NEIGHBOR_ALLGATHERV] = {.over_mapper = true},
+    [COLL_ASYNC_FAMILY_NEIGHBOR_ALLTOALL] = {.over_mapper = true},
+    [COLL_ASYNC_FAMILY_NEIGHBOR_ALLTOALLV] = {.over_mapper = true},
+    [COLL_ASYNC_FAMILY_NEIGHBOR_ALLTOALLW] = {.over_mapper = true},
+    /* Every other family: an exchange across nodes, auto or delegate. */
 };
 
 bool coll_async_decision_accepts(enum coll_async_family family, enum coll_async_alg alg)
@@ -151,9 +157,13 @@ bool coll_async_decision_hierarchical(enum coll_async_family family)
 bool coll_async_decision_native(enum coll_async_family family, enum coll_async_alg alg,
                                 const struct coll_async_decision_comm *comm)
 {
-    (void) family;
-    return COLL_ASYNC_ALG_DELEGATE != alg
-           && (1 == comm->size || comm->has_channel || comm->spans_nodes);
+    if (COLL_ASYNC_ALG_DELEGATE == alg) {
+        return false;
+    }
+    if (table[family].over_mapper) {
+        return 1 == comm->size || comm->spans_nodes || comm->has_network;
+    }
+    return 1 == comm->size || comm->has_channel || comm->spans_nodes;
 }
 
 bool coll_async_decision_wanted(const enum coll_async_alg algs[COLL_ASYNC_NUM_FAMILIES])

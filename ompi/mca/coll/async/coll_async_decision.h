@@ -86,6 +86,7 @@ struct coll_async_decision_comm {
     int size;          /* ranks */
     bool has_channel;  /* all on one node, their shared memory open */
     bool spans_nodes;  /* its hierarchy is open */
+    bool has_network;  /* the mapper reaches every rank of the job */
 };
 
 /* Whether family, its parameter at alg, runs natively on comm. */

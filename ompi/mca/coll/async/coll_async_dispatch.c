@@ -202,6 +202,66 @@ static int native_scatterv(const struct coll_async_call *call, const void *sbuf,
     return coll_async_native_scatter(call, &send, &recv, root);
 }
 
+static int native_neighbor_allgather(const struct coll_async_call *call, const void *sbuf,
+                                     int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                                     int rcount, struct ompi_datatype_t *rdtype)
+{
+    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+
+    return coll_async_native_neighbor(call, &send, true, &recv);
+}
+
+static int native_neighbor_allgatherv(const struct coll_async_call *call, const void *sbuf,
+                                      int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                                      const int *rcounts, const int *displs,
+                                      struct ompi_datatype_t *rdtype)
+{
+    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .displs = displs,
+                                   .dtype = rdtype};
+
+    return coll_async_native_neighbor(call, &send, true, &recv);
+}
+
+static int native_neighbor_alltoall(const struct coll_async_call *call, const void *sbuf,
+                                    int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                                    int rcount, struct ompi_datatype_t *rdtype)
+{
+    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+
+    return coll_async_native_neighbor(call, &send, false, &recv);
+}
+
+static int native_neighbor_alltoallv(const struct coll_async_call *call, const void *sbuf,
+                                     const int *scounts, const int *sdispls,
+                                     struct ompi_datatype_t *sdtype, void *rbuf,
+                                     const int *rcounts, const int *rdispls,
+                                     struct ompi_datatype_t *rdtype)
+{
+    struct coll_async_side send = {.buf = sbuf, .counts = scounts, .displs = sdispls,
+                                   .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .displs = rdispls,
+                                   .dtype = rdtype};
+
+    return coll_async_native_neighbor(call, &send, false, &recv);
+}
+
+static int native_neighbor_alltoallw(const struct coll_async_call *call, const void *sbuf,
+                                     const int *scounts, const MPI_Aint *sdispls,
+                                     struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                                     const int *rcounts, const MPI_Aint *rdispls,
+                                     struct ompi_datatype_t *const *rdtypes)
+{
+    struct coll_async_side send = {.buf = sbuf, .counts = scounts, .byte_displs = sdispls,
+                                   .dtypes = sdtypes};
+    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .byte_displs = rdispls,
+                                   .dtypes = rdtypes};
+
+    return coll_async_native_neighbor(call, &send, false, &recv);
+}
+
 /*
  * The three entry points of a family with arguments PARAMS (named ARGS), each
  * running native_<family> or the function below.
@@ -299,6 +359,29 @@ ENTRY_POINTS(SCATTERV, scatterv,
               struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
               struct ompi_datatype_t *rdtype, int root),
              (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root))
+
+ENTRY_POINTS(NEIGHBOR_ALLGATHER, neighbor_allgather,
+             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+              int rcount, struct ompi_datatype_t *rdtype),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype))
+ENTRY_POINTS(NEIGHBOR_ALLGATHERV, neighbor_allgatherv,
+             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+              const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype),
+             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype))
+ENTRY_POINTS(NEIGHBOR_ALLTOALL, neighbor_alltoall,
+             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+              int rcount, struct ompi_datatype_t *rdtype),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype))
+ENTRY_POINTS(NEIGHBOR_ALLTOALLV, neighbor_alltoallv,
+             (const void *sbuf, const int *scounts, const int *sdispls,
+              struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+              const int *rdispls, struct ompi_datatype_t *rdtype),
+             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype))
+ENTRY_POINTS(NEIGHBOR_ALLTOALLW, neighbor_alltoallw,
+             (const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
+              struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
+              const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdtypes),
+             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes))
 
 /* Barrier has no arguments besides the communicator. */
 

@@ -26,6 +26,7 @@
 #include "opal/util/output.h"
 
 #include "coll_async.h"
+#include "coll_async_network.h"
 
 static void module_construct(mca_coll_async_module_t *module)
 {
@@ -33,6 +34,8 @@ static void module_construct(mca_coll_async_module_t *module)
     memset(&module->below, 0, sizeof(module->below));
     module->has_channel = false;
     module->hier = NULL;
+    module->peers = NULL;
+    memset(&module->own_peers, 0, sizeof(module->own_peers));
     coll_async_stream_init(&module->stream);
 }
 
@@ -40,10 +43,11 @@ static void module_construct(mca_coll_async_module_t *module)
  * they complete normally, so the channel stays until the engine is done with it. */
 static void module_destruct(mca_coll_async_module_t *module)
 {
-    if (!module->has_channel && NULL == module->hier) {
+    if (!module->has_channel && NULL == module->hier && NULL == module->peers) {
         return;
     }
     coll_async_stream_drain(&module->stream, NULL);
+    free(module->own_peers.id);
     if (module->has_channel) {
         coll_async_mapper_close(&module->channel);
     }
@@ -103,7 +107,8 @@ static struct coll_async_decision_comm decision_comm(const mca_coll_async_module
 {
     return (struct coll_async_decision_comm){.size = ompi_comm_size(comm),
                                              .has_channel = module->has_channel,
-                                             .spans_nodes = NULL != module->hier};
+                                             .spans_nodes = NULL != module->hier,
+                                             .has_network = NULL != mca_coll_async_network()};
 }
 
 /* Opens the shared-memory channel when comm spans several ranks of this node, or
@@ -259,6 +264,39 @@ static void report_fallbacks(mca_coll_async_module_t *module, struct ompi_commun
     }
 }
 
+struct coll_async_peers *mca_coll_async_module_peers(mca_coll_async_module_t *module,
+                                                     struct ompi_communicator_t *comm)
+{
+    struct coll_async_peers *peers = &module->own_peers;
+    int size = ompi_comm_size(comm), rc = OMPI_ERR_OUT_OF_RESOURCE;
+    struct ompi_proc_t **procs;
+
+    if (NULL != module->peers || NULL == mca_coll_async_network()) {
+        return module->peers;
+    }
+    procs = calloc(size, sizeof(*procs));
+    peers->id = calloc(size, sizeof(uint32_t));
+    if (NULL != procs && NULL != peers->id) {
+        for (int rank = 0; rank < size; ++rank) {
+            procs[rank] = ompi_comm_peer_lookup(comm, rank);
+        }
+        rc = mca_coll_async_network_add(procs, size, peers->id);
+    }
+    free(procs);
+    if (OMPI_SUCCESS != rc) {
+        opal_output_verbose(1, mca_coll_async_output,
+                            "coll:async: %s (cid %u): a rank the mapper cannot reach (%d)",
+                            comm->c_name, coll_async_comm_cid(comm), rc);
+        free(peers->id);
+        peers->id = NULL;
+        return NULL;
+    }
+    peers->net = mca_coll_async_network();
+    peers->tag_base = (uint64_t) coll_async_comm_cid(comm) << 40;
+    module->peers = peers;
+    return peers;
+}
+
 static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_t *comm)
 {
     mca_coll_async_module_t *module = (mca_coll_async_module_t *) base;
@@ -267,6 +305,9 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     mca_coll_async_place_progress_thread(&mca_coll_async_component.config);
     mca_coll_async_node_report(comm);
     open_channel(module, comm);
+    if (NULL != module->hier) {
+        module->peers = &module->hier->peers;
+    }
     for (int coll = 0; coll < COLL_ASYNC_NUM_COLLS; ++coll) {
         int rc = choose_path(module, coll, comm);
         if (OMPI_SUCCESS != rc) {

@@ -60,11 +60,8 @@ static bool spans_nodes(const struct coll_async_call *call)
     return NULL != call->module->hier;
 }
 
-/* Runs op in the form the call asks for. The op's plan, if any, then belongs to
- * the request, or is freed here when the op ran inline. Across nodes a blocking
- * op runs as the engine's driver runs it, the only thread that may touch the
- * network. */
-static int execute(const struct coll_async_call *call, struct coll_async_sched *op)
+int coll_async_native_run(const struct coll_async_call *call, struct coll_async_sched *op,
+                          bool driven)
 {
     int rc;
 
@@ -72,8 +69,8 @@ static int execute(const struct coll_async_call *call, struct coll_async_sched *
     op->base.stream = &call->module->stream;
     switch (coll_async_form_of(call->coll)) {
     case COLL_ASYNC_BLOCKING:
-        rc = spans_nodes(call) ? coll_async_engine_run_driven(&op->base, progress)
-                               : coll_async_engine_run(&op->base, progress);
+        rc = driven ? coll_async_engine_run_driven(&op->base, progress)
+                    : coll_async_engine_run(&op->base, progress);
         mca_coll_async_say_failure(op->base.failure);
         coll_async_op_free_plan(&op->base);
         return rc;
@@ -82,6 +79,13 @@ static int execute(const struct coll_async_call *call, struct coll_async_sched *
     default:
         return mca_coll_async_request_persistent(op, call->coll, call->comm, call->request);
     }
+}
+
+/* Across nodes a blocking op runs as the engine's driver runs it, the only
+ * thread that may touch the network. */
+static int execute(const struct coll_async_call *call, struct coll_async_sched *op)
+{
+    return coll_async_native_run(call, op, spans_nodes(call));
 }
 
 /* Whether every rank's blocks have one size, known to all (coll_async_exchange.h):
@@ -336,20 +340,32 @@ int coll_async_native_barrier(const struct coll_async_call *call)
     return execute_native(call, &work);
 }
 
-/* Block i of a side, as coll_async_side describes. */
+void coll_async_side_at(const struct coll_async_side *side, int i, const char **base,
+                        size_t *count, struct ompi_datatype_t **dtype)
+{
+    *dtype = NULL != side->dtypes ? side->dtypes[i] : side->dtype;
+    *base = side->buf;
+    if (NULL == side->counts) {
+        *base += (ptrdiff_t) i * side->count * extent_of(*dtype);
+        *count = (size_t) side->count;
+    } else if (NULL != side->byte_displs) {
+        *base += side->byte_displs[i];
+        *count = (size_t) side->counts[i];
+    } else {
+        *base += NULL != side->dtypes ? (ptrdiff_t) side->displs[i]
+                                      : (ptrdiff_t) side->displs[i] * extent_of(*dtype);
+        *count = (size_t) side->counts[i];
+    }
+}
+
 static void side_block(const struct coll_async_side *side, int i, struct coll_async_block *block)
 {
-    struct ompi_datatype_t *dtype = NULL != side->dtypes ? side->dtypes[i] : side->dtype;
-    const char *base = side->buf;
+    struct ompi_datatype_t *dtype;
+    const char *base;
+    size_t count;
 
-    if (NULL == side->counts) {
-        base += (ptrdiff_t) i * side->count * extent_of(dtype);
-        coll_async_block_set(block, base, (size_t) side->count, dtype);
-        return;
-    }
-    base += NULL != side->dtypes ? (ptrdiff_t) side->displs[i]
-                                 : (ptrdiff_t) side->displs[i] * extent_of(dtype);
-    coll_async_block_set(block, base, (size_t) side->counts[i], dtype);
+    coll_async_side_at(side, i, &base, &count, &dtype);
+    coll_async_block_set(block, base, count, dtype);
 }
 
 /* The one block a side names (the send side of a gather, ...). */

@@ -28,6 +28,7 @@
 #define MCA_COLL_ASYNC_NATIVE_H
 
 #include "coll_async.h"
+#include "coll_async_schedule.h"
 
 /* The arguments shared by every entry point. */
 struct coll_async_call {
@@ -55,9 +56,28 @@ struct coll_async_side {
     int count;
     const int *counts;
     const int *displs;
+    const MPI_Aint *byte_displs; /* instead of displs: a neighbourhood alltoallw's */
     struct ompi_datatype_t *dtype;
     struct ompi_datatype_t *const *dtypes;
 };
+
+/* Block i of a side: where it starts, how many elements of which type. */
+void coll_async_side_at(const struct coll_async_side *side, int i, const char **base,
+                        size_t *count, struct ompi_datatype_t **dtype);
+
+/* Runs op in the form call names: inline, posted behind a request, or kept in a
+ * persistent one; the op's plan then belongs to the request, or is freed here
+ * when the op ran inline. driven: it touches the mapper, which only the
+ * engine's driver may, so a blocking op runs as the driver. */
+int coll_async_native_run(const struct coll_async_call *call, struct coll_async_sched *op,
+                          bool driven);
+
+/* The neighbourhood collectives (coll_async_neighbor.c): every block of send
+ * (one, shared by every destination, when shared) to the communicator's
+ * destinations, every block of recv from its sources. */
+int coll_async_native_neighbor(const struct coll_async_call *call,
+                               const struct coll_async_side *send, bool shared,
+                               const struct coll_async_side *recv);
 
 /* root < 0: allgather(v), else gather(v); send is the one block of this rank. */
 int coll_async_native_gather(const struct coll_async_call *call,

@@ -8,7 +8,8 @@
  */
 
 /*
- * coll/async: an exchange over the mapper. See coll_async_pairs.h.
+ * coll/async: blocks crossing between pairs of ranks over the mapper. See
+ * coll_async_pairs.h.
  */
 
 #include "ompi_config.h"
@@ -29,37 +30,118 @@ struct crossing {
     struct coll_async_transfer transfer;
     struct pairs *pairs;
     int rank;
+    unsigned step; /* added to the collective's tag */
     bool receive;
     const struct coll_async_block *block;
-    char *packed; /* the block's bytes when it is not contiguous */
+    struct coll_async_block owned; /* the block, for lists the caller adds */
+    char *packed;                  /* the bytes sent or received, when not the block's own */
 };
 
 struct pairs {
-    struct coll_async_exchange *exchange;
+    struct coll_async_exchange *exchange; /* NULL: a list */
     struct coll_async_peers *peers;
     const char *name;
     int rank;
-    int count;   /* crossings of this collective */
+    int count, capacity;
     int pending; /* posted and not complete */
     struct coll_async_failure failure;
-    struct crossing crossing[]; /* at most 2 per other rank */
+    struct crossing crossing[];
 };
+
+static bool carries_data(const struct coll_async_block *block)
+{
+    return NULL != block->dtype && 0 != block->bytes;
+}
+
+/* The crossing of block, or NULL when it carries nothing. */
+static struct crossing *add(struct pairs *pairs, int rank, unsigned step, bool receive,
+                            const struct coll_async_block *block)
+{
+    struct crossing *c = &pairs->crossing[pairs->count];
+
+    if (!carries_data(block)) {
+        return NULL;
+    }
+    *c = (struct crossing){
+        .pairs = pairs, .rank = rank, .step = step, .receive = receive, .block = block};
+    ++pairs->count;
+    return c;
+}
+
+static struct pairs *pairs_new(int capacity, struct coll_async_peers *peers, const char *name,
+                               int rank)
+{
+    struct pairs *pairs = calloc(1, sizeof(*pairs) + (size_t) capacity * sizeof(struct crossing));
+
+    if (NULL != pairs) {
+        pairs->peers = peers;
+        pairs->name = name;
+        pairs->rank = rank;
+        pairs->capacity = capacity;
+    }
+    return pairs;
+}
+
+/* The block this rank sends to rank, or NULL. */
+static const struct coll_async_block *sent_to(const struct coll_async_exchange *plan, int rank)
+{
+    if (plan->personal) {
+        return &plan->send[rank];
+    }
+    return plan->readers_first <= rank && rank <= plan->readers_last ? &plan->send[0] : NULL;
+}
 
 void *coll_async_pairs_new(struct coll_async_exchange *exchange, struct coll_async_peers *peers,
                            const char *name, int rank)
 {
-    size_t most = 2 * (size_t) exchange->nranks;
-    struct pairs *pairs = calloc(1, sizeof(*pairs) + most * sizeof(struct crossing));
+    struct pairs *pairs = pairs_new(2 * exchange->nranks, peers, name, rank);
 
     if (NULL == pairs) {
         coll_async_exchange_free(exchange);
         return NULL;
     }
     pairs->exchange = exchange;
-    pairs->peers = peers;
-    pairs->name = name;
-    pairs->rank = rank;
+    /* Receives first, so that a peer's data finds its buffer posted. */
+    for (int peer = 0; peer < exchange->nranks; ++peer) {
+        if (peer != exchange->rank) {
+            add(pairs, peer, 0, true, &exchange->recv[peer]);
+        }
+    }
+    for (int peer = 0; peer < exchange->nranks; ++peer) {
+        const struct coll_async_block *block = sent_to(exchange, peer);
+
+        if (peer != exchange->rank && NULL != block) {
+            add(pairs, peer, 0, false, block);
+        }
+    }
     return pairs;
+}
+
+void *coll_async_pairs_new_list(int capacity, struct coll_async_peers *peers, const char *name,
+                                int rank)
+{
+    return pairs_new(capacity, peers, name, rank);
+}
+
+int coll_async_pairs_add(void *opaque, int rank, unsigned step, bool receive, const void *base,
+                         size_t count, struct ompi_datatype_t *dtype)
+{
+    struct pairs *pairs = opaque;
+    struct coll_async_block block;
+    struct crossing *c;
+
+    if (pairs->count == pairs->capacity || step >= COLL_ASYNC_INTERNODE_TAG_STEPS) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+    coll_async_block_set(&block, base, count, dtype);
+    c = add(pairs, rank, step, receive, &block);
+    if (NULL == c) {
+        coll_async_block_release(&block);
+        return OMPI_SUCCESS;
+    }
+    c->owned = block;
+    c->block = &c->owned;
+    return OMPI_SUCCESS;
 }
 
 static void release_packed(struct pairs *pairs)
@@ -74,25 +156,15 @@ void coll_async_pairs_free(void *opaque)
 {
     struct pairs *pairs = opaque;
 
-    if (NULL != pairs) {
-        release_packed(pairs);
-        coll_async_exchange_free(pairs->exchange);
-        free(pairs);
+    if (NULL == pairs) {
+        return;
     }
-}
-
-static bool carries_data(const struct coll_async_block *block)
-{
-    return NULL != block->dtype && 0 != block->bytes;
-}
-
-/* The block this rank sends to rank, or NULL. */
-static const struct coll_async_block *sent_to(const struct coll_async_exchange *plan, int rank)
-{
-    if (plan->personal) {
-        return &plan->send[rank];
+    release_packed(pairs);
+    for (int i = 0; i < pairs->count; ++i) {
+        coll_async_block_release(&pairs->crossing[i].owned);
     }
-    return plan->readers_first <= rank && rank <= plan->readers_last ? &plan->send[0] : NULL;
+    coll_async_exchange_free(pairs->exchange);
+    free(pairs);
 }
 
 static void fail(struct pairs *pairs, const char *error)
@@ -119,45 +191,35 @@ static void crossed(struct coll_async_transfer *transfer)
     }
 }
 
-/* Adds the crossing of block to or from rank, packing what it sends. */
-static int add(struct pairs *pairs, int rank, bool receive, const struct coll_async_block *block)
+/* Packs what c sends where it must (not contiguous, or sent from where
+ * something is received: an exchange in place), or makes room to receive. */
+static int stage(struct pairs *pairs, struct crossing *c)
 {
-    struct crossing *c = &pairs->crossing[pairs->count++];
+    bool in_place = NULL != pairs->exchange && pairs->exchange->in_place;
+    const struct coll_async_block *block = c->block;
 
-    *c = (struct crossing){.pairs = pairs, .rank = rank, .receive = receive, .block = block};
-    c->transfer.complete = crossed;
-    c->transfer.context = c;
-    if (NULL != block->contiguous && (receive || !pairs->exchange->in_place)) {
+    if (NULL != block->contiguous && (c->receive || !in_place)) {
         return OMPI_SUCCESS;
     }
     c->packed = malloc(block->bytes);
     if (NULL == c->packed) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    return receive ? OMPI_SUCCESS : coll_async_block_pack(block, 0, c->packed, block->bytes);
+    return c->receive ? OMPI_SUCCESS : coll_async_block_pack(block, 0, c->packed, block->bytes);
 }
 
-/* The crossings of this collective: receives first, so that a peer's data finds
- * its buffer posted. */
-static int plan_crossings(struct pairs *pairs)
+/* A block a rank sends itself (a neighbour of its own) is copied to the
+ * receive of the same step. */
+static int copy_to_self(struct pairs *pairs, const struct crossing *send)
 {
-    const struct coll_async_exchange *plan = pairs->exchange;
-    int rc = OMPI_SUCCESS;
+    for (int i = 0; i < pairs->count; ++i) {
+        const struct crossing *c = &pairs->crossing[i];
 
-    pairs->count = 0;
-    for (int rank = 0; rank < plan->nranks && OMPI_SUCCESS == rc; ++rank) {
-        if (rank != plan->rank && carries_data(&plan->recv[rank])) {
-            rc = add(pairs, rank, true, &plan->recv[rank]);
+        if (c->receive && c->rank == pairs->rank && c->step == send->step) {
+            return coll_async_block_copy(send->block, c->block);
         }
     }
-    for (int rank = 0; rank < plan->nranks && OMPI_SUCCESS == rc; ++rank) {
-        const struct coll_async_block *block = sent_to(plan, rank);
-
-        if (rank != plan->rank && NULL != block && carries_data(block)) {
-            rc = add(pairs, rank, false, block);
-        }
-    }
-    return rc;
+    return OMPI_ERR_BAD_PARAM;
 }
 
 static int post(struct pairs *pairs, struct crossing *c, uint64_t tag)
@@ -166,6 +228,9 @@ static int post(struct pairs *pairs, struct crossing *c, uint64_t tag)
     uint32_t peer = pairs->peers->id[c->rank];
     struct coll_async_net *net = pairs->peers->net;
 
+    c->transfer.complete = crossed;
+    c->transfer.context = c;
+    tag += c->step;
     return c->receive
                ? coll_async_net_recv_bulk(net, peer, tag, data, c->block->bytes, &c->transfer)
                : coll_async_net_send_bulk(net, peer, tag, data, c->block->bytes, &c->transfer);
@@ -183,34 +248,55 @@ static int wait_then_finish(struct coll_async_op *op)
         op->failure = &pairs->failure;
         return OMPI_ERROR;
     }
-    return coll_async_exchange_finish(pairs->exchange);
+    return NULL != pairs->exchange ? coll_async_exchange_finish(pairs->exchange) : OMPI_SUCCESS;
+}
+
+/* Records that crossing c failed with rc; the caller posts no more: what is
+ * posted completes, the peers' transfers fail or wait at their end. */
+static void failed(struct pairs *pairs, const struct crossing *c, int rc)
+{
+    char why[96];
+
+    snprintf(why, sizeof(why), "%s a block with rank %d failed (%d)",
+             c->receive ? "receiving" : "sending", c->rank, rc);
+    fail(pairs, why);
 }
 
 void coll_async_pairs_begin(struct coll_async_op *op)
 {
     struct pairs *pairs = op->plan;
-    uint64_t tag = coll_async_peers_next_tag(pairs->peers); /* every rank takes it */
-    char why[96];
+    /* Every rank takes one; a single process copies to itself only. */
+    uint64_t tag = NULL != pairs->peers ? coll_async_peers_next_tag(pairs->peers) : 0;
     int rc;
 
     pairs->failure.topic = NULL;
     op->failure = NULL;
     op->step = wait_then_finish;
     pairs->pending = 0;
-    rc = plan_crossings(pairs);
-    if (OMPI_SUCCESS != rc) {
-        fail(pairs, "out of memory for the blocks of a collective");
-        pairs->count = 0; /* post nothing: the peers' transfers fail at their end */
+    /* Everything sent is packed before anything is received: a transport may
+     * fill a receive as it is posted, and in place that is what is sent. */
+    for (int i = 0; i < pairs->count; ++i) {
+        struct crossing *c = &pairs->crossing[i];
+
+        rc = c->rank == pairs->rank ? OMPI_SUCCESS : stage(pairs, c);
+        if (OMPI_SUCCESS != rc) {
+            failed(pairs, c, rc);
+            return;
+        }
     }
     for (int i = 0; i < pairs->count; ++i) {
-        ++pairs->pending;
-        rc = post(pairs, &pairs->crossing[i], tag);
-        if (0 != rc) {
-            --pairs->pending;
-            snprintf(why, sizeof(why), "posting a transfer with rank %d failed: %s",
-                     pairs->crossing[i].rank, strerror(-rc));
-            fail(pairs, why);
-            break;
+        struct crossing *c = &pairs->crossing[i];
+
+        if (c->rank == pairs->rank) {
+            rc = c->receive ? OMPI_SUCCESS : copy_to_self(pairs, c);
+        } else {
+            ++pairs->pending;
+            rc = post(pairs, c, tag);
+            pairs->pending -= 0 != rc;
+        }
+        if (OMPI_SUCCESS != rc) {
+            failed(pairs, c, rc);
+            return;
         }
     }
 }
