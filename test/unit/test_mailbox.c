@@ -42,6 +42,7 @@
 #include "test_keys.h"
 
 #include "../../ompi/mca/coll/async/transport/coll_async_mailbox_internal.h"
+#include "../../ompi/mca/coll/async/transport/coll_async_net.h"
 #include "forked_ranks.h"
 
 #define MAX_RANKS 4
@@ -643,6 +644,54 @@ static void test_late_receive_frees_chunks(void **state)
     free(in_a);
 }
 
+/* Behind the mapper, as the component composes it: no fd of its own to watch,
+ * peers on this node carried by "shm", another node's left to the next. */
+static void test_behind_the_mapper(void **state)
+{
+    uint8_t blob[3][COLL_ASYNC_MAILBOX_ADDRESS_MAX], in[100], out[100];
+    struct coll_async_transfer send = {0}, recv = {0};
+    struct coll_async_net *net[2];
+    struct coll_async_net_blob blobs[3][1];
+    transport_t *t[3];
+
+    (void) state;
+    for (int i = 0; i < 3; ++i) {
+        int length;
+
+        t[i] = open_one((uint32_t) i, 3, false, 2 == i ? NODE + 1 : NODE);
+        assert_non_null(t[i]);
+        length = t[i]->ops->address(t[i], blob[i], sizeof(blob[i]));
+        assert_true(length > 0);
+        blobs[i][0].data = blob[i];
+        blobs[i][0].length = (size_t) length;
+    }
+    for (int i = 0; i < 2; ++i) {
+        assert_int_equal(coll_async_net_create(&net[i], 3, &t[i], 1), 0);
+        assert_true(coll_async_net_fd(net[i]) >= 0);
+        assert_int_equal(coll_async_net_add_peer(net[i], (uint32_t) (1 - i),
+                                                 test_key_of((uint32_t) (1 - i)), blobs[1 - i]),
+                         0);
+        assert_string_equal(coll_async_net_peer_via(net[i], (uint32_t) (1 - i)), "shm");
+        assert_int_equal(coll_async_net_add_peer(net[i], 2, test_key_of(2), blobs[2]),
+                         -ENETUNREACH);
+    }
+    fill(out, sizeof(out), 0, 9);
+    assert_int_equal(coll_async_net_recv_bulk(net[1], 0, 9, in, sizeof(in), &recv), 0);
+    assert_int_equal(coll_async_net_send_bulk(net[0], 1, 9, out, sizeof(out), &send), 0);
+    for (long i = 0; COLL_ASYNC_TRANSFER_PENDING == recv.status
+                     || COLL_ASYNC_TRANSFER_PENDING == send.status; ++i) {
+        assert_true(i < 1000000);
+        (void) coll_async_net_progress(net[0]);
+        (void) coll_async_net_progress(net[1]);
+    }
+    assert_int_equal(recv.status, 0);
+    assert_int_equal(send.status, 0);
+    assert_true(holds(in, sizeof(in), 0, 9));
+    coll_async_net_destroy(net[0]);
+    coll_async_net_destroy(net[1]);
+    t[2]->ops->destroy(t[2]);
+}
+
 /* Destroy completes what is in flight with -ECANCELED. */
 static int cancelled;
 
@@ -827,6 +876,7 @@ int main(void)
         cmocka_unit_test(test_forged_descriptors),
         cmocka_unit_test(test_stranger_descriptors),
         cmocka_unit_test(test_late_receive_frees_chunks),
+        cmocka_unit_test(test_behind_the_mapper),
         cmocka_unit_test(test_destroy_cancels),
         cmocka_unit_test(test_peer_killed_staged),
         cmocka_unit_test(test_peer_killed_cma),
