@@ -729,6 +729,28 @@ static void test_destroy_cancels(void **state)
     free(in);
 }
 
+/* A peer that destroys its transport fails what waits on it at once. */
+static void test_peer_closed(void **state)
+{
+    struct coll_async_transfer recv = {0}, late = {0};
+    uint8_t in[8];
+    struct group g;
+
+    (void) state;
+    open_group(&g, 2, false);
+    assert_int_equal(g.t[0]->ops->recv(g.t[0], 1, 1, in, sizeof(in), &recv), 0);
+    assert_int_equal(g.t[1]->ops->recv(g.t[1], 0, 1, in, sizeof(in), &late), 0); /* maps 0 */
+    g.t[1]->ops->destroy(g.t[1]);
+    g.t[1] = NULL;
+    group_wait(&g, &recv);
+    assert_int_equal(recv.status, -ECONNRESET);
+    assert_non_null(strstr(recv.error, "peer 1 (pid"));
+    assert_non_null(strstr(recv.error, "closed its transport"));
+    assert_int_equal(late.status, -ECANCELED);
+    assert_int_equal(g.t[0]->ops->send(g.t[0], 1, 2, in, 1, &late), -ECONNRESET);
+    close_group(&g);
+}
+
 /* A peer killed mid-transfer */
 
 static void killed_rank(int rank, int nranks)
@@ -878,6 +900,7 @@ int main(void)
         cmocka_unit_test(test_late_receive_frees_chunks),
         cmocka_unit_test(test_behind_the_mapper),
         cmocka_unit_test(test_destroy_cancels),
+        cmocka_unit_test(test_peer_closed),
         cmocka_unit_test(test_peer_killed_staged),
         cmocka_unit_test(test_peer_killed_cma),
         cmocka_unit_test(test_ping_pong),

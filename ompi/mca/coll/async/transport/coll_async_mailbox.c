@@ -404,6 +404,13 @@ static void mailbox_destroy(struct coll_async_transport *transport)
     snprintf(mb->error, sizeof(mb->error), "shm: the transport was destroyed");
     while (NULL != (peer = mb->all)) {
         mb->all = peer->next;
+        if (peer->mapped && 0 == peer->failed && mailbox_flush(peer)) {
+            /* Best effort (its ring may be full): a peer waiting on us fails now,
+             * not when this process exits. */
+            struct mailbox_desc bye = {.type = DESC_BYE};
+
+            (void) mailbox_post(mb, peer, &bye);
+        }
         for (struct mailbox_incoming *in = peer->incoming; NULL != in; in = in->next) {
             if (NULL != in->recv) {
                 mailbox_finish(mb, in->recv, -ECANCELED, mb->error);

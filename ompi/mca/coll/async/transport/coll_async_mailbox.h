@@ -33,8 +33,10 @@
  *   bounded pieces and answers DONE; a pull the kernel refuses answers so, and
  *   the sender falls back to staged for that peer.
  * A transfer longer than the receive posted fails on both sides with
- * -EMSGSIZE. A peer whose process exits, whose mailbox does not prove itself,
- * or that breaks the protocol fails every transfer with it, the error naming it.
+ * -EMSGSIZE. A peer whose process exits (checked every 100 ms while a transfer
+ * waits on it), that destroys its transport, whose mailbox does not prove
+ * itself, or that breaks the protocol fails every transfer with it, the error
+ * naming it; later posts to it fail at once.
  *
  * No descriptor: fd is -1 and the driver polls progress while a transfer is in
  * flight. Not thread-safe: one thread at a time calls in (the engine's driver).

@@ -57,6 +57,7 @@ enum mailbox_type {
     DESC_CREDIT,   /* arg: the receiver's copy of the chunk is done */
     DESC_RTS,      /* tag, total; arg: the sender's buffer, to pull with CMA */
     DESC_DONE,     /* tag; arg: the receive's status (int64), or MAILBOX_CMA_REFUSED */
+    DESC_BYE,      /* the sender destroyed its transport: nothing more comes */
 };
 
 struct mailbox_desc {

@@ -556,6 +556,9 @@ static void dispatch(struct mailbox *mb, struct mailbox_peer *peer, const struct
     case DESC_DONE:
         on_done(mb, peer, d);
         break;
+    case DESC_BYE:
+        mailbox_peer_fail(mb, peer, -ECONNRESET, "closed its transport");
+        break;
     default:
         mailbox_peer_fail(mb, peer, -EPROTO, "a descriptor of unknown type %u", d->type);
     }
