@@ -644,6 +644,35 @@ static void test_late_receive_frees_chunks(void **state)
     free(in_a);
 }
 
+/* A peer that does not progress holds at most half the sender's chunks: the
+ * sender's other peers go on. */
+static void test_slow_peer_takes_half(void **state)
+{
+    enum { BIG_SEND = 4 * CHUNKS * CHUNK, SMALL = 3 * CHUNK };
+    struct coll_async_transfer to_slow = {0}, to_fast = {0}, fast_recv = {0};
+    uint8_t *out = malloc(BIG_SEND), *in = malloc(SMALL);
+    struct group g;
+
+    (void) state;
+    open_group(&g, 3, false);
+    fill(out, BIG_SEND, 0, 4);
+    assert_int_equal(g.t[0]->ops->send(g.t[0], 1, 1, out, BIG_SEND, &to_slow), 0);
+    assert_int_equal(g.t[0]->ops->send(g.t[0], 2, 1, out, SMALL, &to_fast), 0);
+    assert_int_equal(g.t[2]->ops->recv(g.t[2], 0, 1, in, SMALL, &fast_recv), 0);
+    for (long i = 0; COLL_ASYNC_TRANSFER_PENDING == to_fast.status; ++i) {
+        assert_true(i < 1000000); /* rank 1 never progresses */
+        (void) g.t[0]->ops->progress(g.t[0]);
+        (void) g.t[2]->ops->progress(g.t[2]);
+    }
+    assert_int_equal(to_fast.status, 0);
+    assert_int_equal(fast_recv.status, 0);
+    assert_true(holds(in, SMALL, 0, 4));
+    assert_int_equal(to_slow.status, COLL_ASYNC_TRANSFER_PENDING);
+    close_group(&g);
+    free(out);
+    free(in);
+}
+
 /* Behind the mapper, as the component composes it: no fd of its own to watch,
  * peers on this node carried by "shm", another node's left to the next. */
 static void test_behind_the_mapper(void **state)
@@ -898,6 +927,7 @@ int main(void)
         cmocka_unit_test(test_forged_descriptors),
         cmocka_unit_test(test_stranger_descriptors),
         cmocka_unit_test(test_late_receive_frees_chunks),
+        cmocka_unit_test(test_slow_peer_takes_half),
         cmocka_unit_test(test_behind_the_mapper),
         cmocka_unit_test(test_destroy_cancels),
         cmocka_unit_test(test_peer_closed),

@@ -141,6 +141,7 @@ int coll_async_mailbox_create(const struct coll_async_mailbox_config *config,
         mb->base.ops->destroy(&mb->base);
         return rc;
     }
+    mb->max_holds = mb->config.chunks > 1 ? mb->config.chunks / 2 : 1;
     for (uint32_t i = 0; i < mb->config.chunks; ++i) {
         mb->free_chunks[mb->nfree++] = mb->config.chunks - 1 - i;
         mb->chunk_holder[i] = UINT32_MAX;
@@ -390,6 +391,7 @@ void mailbox_peer_fail(struct mailbox *mb, struct mailbox_peer *peer, int rc, co
             mb->free_chunks[mb->nfree++] = c;
         }
     }
+    peer->holds = 0;
     peer->nout = 0;
     peer->out_first = 0;
 }

@@ -130,6 +130,8 @@ struct mailbox_peer {
     struct mailbox_incoming *incoming;
     int nincoming;
     uint32_t pieces; /* held pieces of its chunks, all transfers */
+    uint32_t holds;  /* our chunks it holds: at most half, so that one peer slow to
+                        copy out cannot stop the others */
 
     struct mailbox_desc *out; /* sealed, waiting for room in its ring */
     size_t nout, out_first, out_capacity;
@@ -150,6 +152,7 @@ struct mailbox {
     uint32_t *free_chunks, nfree;
     uint32_t *chunk_holder; /* per chunk: the peer it was sent to, or UINT32_MAX */
     size_t early_bytes; /* the incoming transfers' early buffers, all peers */
+    uint32_t max_holds; /* chunks one peer may hold: half, at least one */
     struct coll_async_transfer_queue done;
     struct coll_async_mailbox_stats stats;
     int fail_cma; /* tests: the -errno every pull of ours fails with, 0: none */

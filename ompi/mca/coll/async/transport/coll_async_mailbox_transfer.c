@@ -163,11 +163,12 @@ static bool send_step(struct mailbox *mb, struct mailbox_peer *peer, struct mail
         size_t n = s->length - s->staged;
         uint32_t chunk;
 
-        if (0 == mb->nfree || 0 != peer->nout) {
-            return false; /* back-pressure: no chunk, or its ring is full */
+        if (0 == mb->nfree || 0 != peer->nout || peer->holds >= mb->max_holds) {
+            return false; /* back-pressure: no chunk, its share taken, or its ring full */
         }
         chunk = mb->free_chunks[--mb->nfree];
         mb->chunk_holder[chunk] = peer->id;
+        ++peer->holds;
         n = n < mb->config.chunk_size ? n : mb->config.chunk_size;
         memcpy(mb->map.staging + (size_t) chunk * mb->config.chunk_size, s->data + s->staged, n);
         d.offset = s->staged;
@@ -249,6 +250,7 @@ static void on_credit(struct mailbox *mb, struct mailbox_peer *peer, const struc
     }
     mb->chunk_holder[d->arg] = UINT32_MAX;
     mb->free_chunks[mb->nfree++] = (uint32_t) d->arg;
+    --peer->holds;
 }
 
 /* Receiving */
