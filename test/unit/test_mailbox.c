@@ -410,7 +410,9 @@ static void too_long(bool cma, size_t length, bool posted_first)
     group_wait(&g, &send);
     assert_int_equal(recv.status, -EMSGSIZE);
     assert_int_equal(send.status, -EMSGSIZE);
+    assert_non_null(strstr(recv.error, "peer 0 (pid"));
     assert_non_null(strstr(recv.error, "longer than the receive"));
+    assert_non_null(strstr(send.error, "peer 1 (pid"));
     assert_non_null(strstr(send.error, "shorter than the send"));
     assert_int_equal(g.t[0]->ops->send(g.t[0], 1, 5, out, length, &send2), 0);
     assert_int_equal(g.t[1]->ops->recv(g.t[1], 0, 5, in, length, &recv2), 0);

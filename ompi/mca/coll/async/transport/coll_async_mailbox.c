@@ -224,6 +224,12 @@ static int mailbox_add_peer(struct coll_async_transport *transport, uint32_t id,
     peer->chunks = blob.chunks;
     peer->cma = 0 != (blob.flags & BLOB_CMA);
     peer->pidfd = -1;
+    snprintf(peer->too_long, sizeof(peer->too_long),
+             "shm: peer %u (pid %u): a transfer longer than the receive posted for its tag", id,
+             peer->pid);
+    snprintf(peer->too_short, sizeof(peer->too_short),
+             "shm: peer %u (pid %u): its receive for the tag is shorter than the send", id,
+             peer->pid);
     peer->next = mb->all;
     mb->all = peer;
     mb->peers[id] = peer;

@@ -138,6 +138,7 @@ struct mailbox_peer {
 
     int failed; /* 0, or the -errno every transfer with it fails with */
     char error[224];
+    char too_long[128], too_short[128]; /* one transfer's -EMSGSIZE, naming the peer */
 };
 
 struct mailbox {

@@ -25,8 +25,6 @@
 #include "coll_async_clock.h"
 #include "coll_async_mailbox_internal.h"
 
-static const char *const too_long = "shm: the transfer is longer than the receive posted for its tag";
-static const char *const too_short = "shm: the peer's receive for this tag is shorter than the send";
 
 static struct mailbox_peer *peer_of(struct mailbox *mb, uint32_t id)
 {
@@ -238,7 +236,7 @@ static void on_done(struct mailbox *mb, struct mailbox_peer *peer, const struct 
     if (0 == status) {
         ++*(s->cma ? &mb->stats.cma_sends : &mb->stats.staged_sends);
     }
-    mailbox_finish(mb, t, (int) status, 0 == status ? NULL : too_short);
+    mailbox_finish(mb, t, (int) status, 0 == status ? NULL : peer->too_short);
 }
 
 static void on_credit(struct mailbox *mb, struct mailbox_peer *peer, const struct mailbox_desc *d)
@@ -336,7 +334,7 @@ static bool match(struct mailbox *mb, struct mailbox_peer *peer, struct mailbox_
         }
         return true;
     }
-    mailbox_finish(mb, t, -EMSGSIZE, too_long);
+    mailbox_finish(mb, t, -EMSGSIZE, peer->too_long);
     in->discard = true;
     if (NULL != in->early) {
         mb->early_bytes -= in->total;
