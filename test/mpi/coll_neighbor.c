@@ -20,21 +20,12 @@
  * nonblocking (MPI_Ineighbor_..., MPI_Wait) and persistent (MPI_Neighbor_..._init,
  * then twice: new data, MPI_Start, MPI_Wait, check; then MPI_Request_free).
  *
- * Topologies (reorder 0 everywhere, so ranks keep MPI_COMM_WORLD's numbering):
- *   Cartesian: 1-D periodic and non-periodic over every rank; 2-D from
- *   MPI_Dims_create with one dimension periodic and the other not (both ways);
- *   {N, 1} periodic (a periodic dimension of size 1: both neighbours are the rank
- *   itself); {2, 1} periodic on ranks 0 and 1 (a dimension of size 2: both
- *   neighbours are the same other rank; the other ranks get MPI_COMM_NULL); {1, N}
- *   non-periodic (MPI_PROC_NULL both ways in the first dimension).
- *   MPI_Graph_create: an undirected multigraph on ranks 0..m-1 (m = N-1 from 3 ranks
- *   on, so rank N-1 has no neighbours) with a ring, the edge 0-1 once more and a
- *   self-loop at m-1; odd ranks list their neighbours rotated by one.
- *   MPI_Dist_graph_create_adjacent: directed edges, a ring to the next and the
- *   next-but-one rank, self-edges at even ranks, 0->1 once more; from 3 ranks on
- *   rank N-1 has no neighbours at all, from 4 ranks on rank N-2 only receives,
- *   from 5 ranks on rank N-3 only sends. Destinations are listed in edge order,
- *   sources in reverse edge order, so the two lists differ.
+ * Topologies (coll_neighbor_topo.c lists them): Cartesian 1-D and 2-D, periodic and
+ * not, with periodic dimensions of size 1 and 2 and non-periodic ones of size 1;
+ * MPI_Graph_create with repeated edges, a self-loop and (from 3 ranks on) a rank
+ * with no neighbours; MPI_Dist_graph_create_adjacent with in- and out-lists in
+ * different orders, repeated and self edges, and (from 3, 4, 5 ranks on) a rank
+ * with no neighbours, one with no out-neighbours, one with no in-neighbours.
  *
  * What is assumed (MPI 4.0, section 8.6):
  *   - Cartesian: both lists are, per dimension d, the neighbour in the negative
@@ -94,6 +85,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_neighbor_topo.h"
 #include "pvar_counter.h"
 
 /* Open MPI 4.1 has the persistent neighborhood collectives only as MPIX_. */
@@ -140,223 +132,17 @@ static void create_types(void)
     MPI_Type_commit(&ttypes[T_HOLES].dt);
 }
 
-/* --- topologies ------------------------------------------------------------------ */
-
-enum kind { CART, GRAPH, DIST };
-
-struct topo {
-    char name[80];
-    enum kind kind;
-    MPI_Comm comm; /* MPI_COMM_NULL where this rank is outside */
-    int n;         /* ranks in comm */
-    int ndims, dims[2], periods[2];   /* CART */
-    int *gindex, *gedges;             /* GRAPH, as MPI_Graph_create takes them */
-    int nedges, *esrc, *edst;         /* DIST: directed edges in order */
-    int small_periodic;               /* CART: a periodic dimension of size 1 or 2 */
-    /* This rank's view (comm != MPI_COMM_NULL): */
-    int me, indeg, outdeg;
-    int *src, *dst;
-    int *from_block; /* per receive block: the sender's send block */
-};
-
 static int world_rank, world_size;
 
-/* MPI_UNWEIGHTED through a variable: GCC reads Open MPI's ((int *) 2) as an array of
- * size 0 and warns on the calls that take it. */
-static int *volatile unweighted;
-
-static int *ints(size_t n)
+static void *zeroed(size_t n, size_t size)
 {
-    int *p = calloc(n + 1, sizeof(int)); /* never NULL for n = 0: MPI gets a valid address */
+    void *p = calloc(n + 1, size); /* never NULL for n = 0: MPI gets a valid address */
 
     if (NULL == p) {
         fprintf(stderr, PROGRAM ": out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     return p;
-}
-
-/* The neighbour of Cartesian rank r in dimension d, direction dir (-1, +1). */
-static int cart_neighbour(const struct topo *t, int r, int d, int dir)
-{
-    int c[2], rank = 0;
-
-    for (int k = t->ndims - 1; k >= 0; --k) { /* row-major: the last dimension is fastest */
-        c[k] = r % t->dims[k];
-        r /= t->dims[k];
-    }
-    c[d] += dir;
-    if (c[d] < 0 || c[d] >= t->dims[d]) {
-        if (!t->periods[d]) {
-            return MPI_PROC_NULL;
-        }
-        c[d] = (c[d] + t->dims[d]) % t->dims[d];
-    }
-    for (int k = 0; k < t->ndims; ++k) {
-        rank = rank * t->dims[k] + c[k];
-    }
-    return rank;
-}
-
-/* Rank r's source and destination lists, from the specification alone. */
-static void lists_of(const struct topo *t, int r, int **src, int *indeg, int **dst, int *outdeg)
-{
-    int ni = 0, no = 0;
-
-    switch (t->kind) {
-    case CART:
-        *src = ints(2 * (size_t) t->ndims);
-        *dst = ints(2 * (size_t) t->ndims);
-        for (int d = 0; d < t->ndims; ++d) {
-            (*src)[2 * d] = (*dst)[2 * d] = cart_neighbour(t, r, d, -1);
-            (*src)[2 * d + 1] = (*dst)[2 * d + 1] = cart_neighbour(t, r, d, +1);
-        }
-        ni = no = 2 * t->ndims;
-        break;
-    case GRAPH: {
-        int lo = 0 == r ? 0 : t->gindex[r - 1];
-
-        ni = no = t->gindex[r] - lo;
-        *src = ints((size_t) ni);
-        *dst = ints((size_t) no);
-        memcpy(*src, t->gedges + lo, (size_t) ni * sizeof(int));
-        memcpy(*dst, t->gedges + lo, (size_t) no * sizeof(int));
-        break;
-    }
-    case DIST:
-        *src = ints((size_t) t->nedges);
-        *dst = ints((size_t) t->nedges);
-        for (int e = 0; e < t->nedges; ++e) {
-            if (t->esrc[e] == r) {
-                (*dst)[no++] = t->edst[e];
-            }
-        }
-        for (int e = t->nedges - 1; e >= 0; --e) {
-            if (t->edst[e] == r) {
-                (*src)[ni++] = t->esrc[e];
-            }
-        }
-        break;
-    }
-    *indeg = ni;
-    *outdeg = no;
-}
-
-/* Which of its send blocks the sender of receive block i sends there (-1: none). */
-static int sender_block(const struct topo *t, int i)
-{
-    int s = t->src[i], k = 0, *ssrc, *sdst, sin, sout, found = -1;
-
-    if (MPI_PROC_NULL == s) {
-        return -1;
-    }
-    if (CART == t->kind) {
-        return 0 == i % 2 ? i + 1 : i - 1;
-    }
-    for (int j = 0; j < i; ++j) {
-        k += t->src[j] == s;
-    }
-    lists_of(t, s, &ssrc, &sin, &sdst, &sout);
-    for (int p = 0; p < sout && found < 0; ++p) {
-        if (sdst[p] == t->me && 0 == k--) {
-            found = p;
-        }
-    }
-    free(ssrc);
-    free(sdst);
-    if (found < 0) {
-        fprintf(stderr, PROGRAM ": %s: rank %d sends nothing matching receive block %d\n",
-                t->name, s, i);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    return found;
-}
-
-static void make_cart(struct topo *t, int ndims, const int *dims, const int *periods)
-{
-    t->kind = CART;
-    t->ndims = ndims;
-    t->n = 1;
-    for (int d = 0; d < ndims; ++d) {
-        t->dims[d] = dims[d];
-        t->periods[d] = periods[d];
-        t->n *= dims[d];
-        t->small_periodic |= periods[d] && dims[d] <= 2;
-    }
-    if (1 == ndims) {
-        snprintf(t->name, sizeof(t->name), "cart {%d} periods {%d}", dims[0], periods[0]);
-    } else {
-        snprintf(t->name, sizeof(t->name), "cart {%d,%d} periods {%d,%d}", dims[0], dims[1],
-                 periods[0], periods[1]);
-    }
-    MPI_Cart_create(MPI_COMM_WORLD, ndims, dims, periods, 0, &t->comm);
-}
-
-static void make_graph(struct topo *t, int n)
-{
-    int m = n >= 3 ? n - 1 : n, np = 0, pa[16], pb[16], len[8] = {0}, adj[8][16];
-
-    for (int r = 0; r < m; ++r) {
-        pa[np] = r, pb[np++] = (r + 1) % m;
-    }
-    pa[np] = 0, pb[np++] = 1 % m;
-    pa[np] = m - 1, pb[np++] = m - 1;
-    for (int e = 0; e < np; ++e) {
-        adj[pa[e]][len[pa[e]]++] = pb[e];
-        if (pa[e] != pb[e]) {
-            adj[pb[e]][len[pb[e]]++] = pa[e];
-        }
-    }
-    t->kind = GRAPH;
-    t->n = n;
-    t->gindex = ints((size_t) n);
-    t->gedges = ints(2 * (size_t) np);
-    for (int r = 0, at = 0; r < n; ++r) {
-        for (int j = 0; j < len[r]; ++j) { /* odd ranks: rotated by one */
-            t->gedges[at++] = adj[r][(j + (r % 2)) % len[r]];
-        }
-        t->gindex[r] = at;
-    }
-    snprintf(t->name, sizeof(t->name), "graph (repeated edges, self-loop%s)",
-             n >= 3 ? ", an isolated rank" : "");
-    MPI_Graph_create(MPI_COMM_WORLD, n, t->gindex, t->gedges, 0, &t->comm);
-}
-
-static void make_dist(struct topo *t, int n)
-{
-    int iso = n >= 3 ? n - 1 : -1, sink = n >= 4 ? n - 2 : -1, source = n >= 5 ? n - 3 : -1;
-    int m = n - (iso >= 0) - (sink >= 0) - (source >= 0), e = 0;
-
-    t->kind = DIST;
-    t->n = n;
-    t->esrc = ints(32);
-    t->edst = ints(32);
-#define EDGE(a, b) (t->esrc[e] = (a), t->edst[e++] = (b))
-    for (int r = 0; r < m; ++r) {
-        EDGE(r, (r + 1) % m);
-        EDGE(r, (r + 2) % m);
-        if (0 == r % 2) {
-            EDGE(r, r);
-        }
-    }
-    EDGE(0, 1 % m);
-    if (sink >= 0) {
-        EDGE(0, sink), EDGE(m - 1, sink), EDGE(0, sink);
-    }
-    if (source >= 0) {
-        EDGE(source, 0), EDGE(source, m - 1), EDGE(source, 0);
-    }
-#undef EDGE
-    t->nedges = e;
-    snprintf(t->name, sizeof(t->name), "dist graph (repeated edges, self-edges%s%s%s)",
-             iso >= 0 ? ", an isolated rank" : "", sink >= 0 ? ", a sink" : "",
-             source >= 0 ? ", a source" : "");
-    lists_of(t, world_rank, &t->src, &t->indeg, &t->dst, &t->outdeg);
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, t->indeg, t->src, unweighted,
-                                   t->outdeg, t->dst, unweighted, MPI_INFO_NULL, 0,
-                                   &t->comm);
-    free(t->src);
-    free(t->dst);
 }
 
 /* --- checks ------------------------------------------------------------------------ */
@@ -371,71 +157,6 @@ static long checks, failures;
             fprintf(stderr, PROGRAM ": rank %d: FAIL %s: %s\n", world_rank, (what), line_); \
         }                                                                                \
     } while (0)
-
-/* Compares this rank's lists as MPI reports them with the specification's. */
-static void check_lists(struct topo *t)
-{
-    int ok = 1, ni, no, weighted;
-
-    ++checks;
-    if (CART == t->kind) {
-        for (int d = 0; d < t->ndims; ++d) {
-            int s, ds;
-
-            MPI_Cart_shift(t->comm, d, 1, &s, &ds);
-            ok &= s == t->src[2 * d] && ds == t->src[2 * d + 1];
-        }
-    } else if (GRAPH == t->kind) {
-        MPI_Graph_neighbors_count(t->comm, t->me, &ni);
-        int *got = ints((size_t) ni);
-
-        MPI_Graph_neighbors(t->comm, t->me, ni, got);
-        ok = ni == t->indeg && 0 == memcmp(got, t->src, (size_t) ni * sizeof(int));
-        free(got);
-    } else {
-        MPI_Dist_graph_neighbors_count(t->comm, &ni, &no, &weighted);
-        int *gs = ints((size_t) ni), *gd = ints((size_t) no);
-
-        MPI_Dist_graph_neighbors(t->comm, ni, gs, unweighted, no, gd, unweighted);
-        ok = ni == t->indeg && no == t->outdeg
-             && 0 == memcmp(gs, t->src, (size_t) ni * sizeof(int))
-             && 0 == memcmp(gd, t->dst, (size_t) no * sizeof(int));
-        free(gs);
-        free(gd);
-    }
-    if (!ok) {
-        FAIL_AT(t->name, "MPI's neighbour lists differ from the specification's");
-    }
-}
-
-static void setup_view(struct topo *t)
-{
-    if (MPI_COMM_NULL == t->comm) {
-        t->me = -1;
-        return;
-    }
-    MPI_Comm_rank(t->comm, &t->me);
-    lists_of(t, t->me, &t->src, &t->indeg, &t->dst, &t->outdeg);
-    t->from_block = ints((size_t) t->indeg);
-    for (int i = 0; i < t->indeg; ++i) {
-        t->from_block[i] = sender_block(t, i);
-    }
-    check_lists(t);
-}
-
-static void free_topo(struct topo *t)
-{
-    if (MPI_COMM_NULL != t->comm) {
-        MPI_Comm_free(&t->comm);
-        free(t->src);
-        free(t->dst);
-        free(t->from_block);
-    }
-    free(t->gindex);
-    free(t->gedges);
-    free(t->esrc);
-    free(t->edst);
-}
 
 /* --- one call: its blocks, buffers and expected image -------------------------------- */
 
@@ -537,8 +258,8 @@ static void plan_call(const struct call *c, struct plan *p)
 
     p->ns = gather ? 1 : t->outdeg;
     p->nr = t->indeg;
-    p->s = calloc((size_t) p->ns + 1, sizeof(struct block));
-    p->r = calloc((size_t) p->nr + 1, sizeof(struct block));
+    p->s = zeroed((size_t) p->ns, sizeof(struct block));
+    p->r = zeroed((size_t) p->nr, sizeof(struct block));
     for (int j = 0; j < p->ns; ++j) {
         struct block *b = &p->s[j];
 
@@ -572,14 +293,14 @@ static void plan_call(const struct call *c, struct plan *p)
     }
     p->sbytes = place(p->s, p->ns, v, 0);
     p->rbytes = place(p->r, p->nr, v, 1);
-    p->scounts = ints((size_t) p->ns);
-    p->sdispls = ints((size_t) p->ns);
-    p->rcounts = ints((size_t) p->nr);
-    p->rdispls = ints((size_t) p->nr);
-    p->swdispls = calloc((size_t) p->ns + 1, sizeof(MPI_Aint));
-    p->rwdispls = calloc((size_t) p->nr + 1, sizeof(MPI_Aint));
-    p->stypes = calloc((size_t) p->ns + 1, sizeof(MPI_Datatype));
-    p->rtypes = calloc((size_t) p->nr + 1, sizeof(MPI_Datatype));
+    p->scounts = zeroed((size_t) p->ns, sizeof(int));
+    p->sdispls = zeroed((size_t) p->ns, sizeof(int));
+    p->rcounts = zeroed((size_t) p->nr, sizeof(int));
+    p->rdispls = zeroed((size_t) p->nr, sizeof(int));
+    p->swdispls = zeroed((size_t) p->ns, sizeof(MPI_Aint));
+    p->rwdispls = zeroed((size_t) p->nr, sizeof(MPI_Aint));
+    p->stypes = zeroed((size_t) p->ns, sizeof(MPI_Datatype));
+    p->rtypes = zeroed((size_t) p->nr, sizeof(MPI_Datatype));
     for (int j = 0; j < p->ns; ++j) {
         p->scounts[j] = p->s[j].count;
         p->sdispls[j] = (int) (p->s[j].disp / p->s[j].type->extent);
@@ -897,36 +618,14 @@ static void run_case(struct call *c)
 
 static const int counts[] = {0, 1, 7, 1000, 100000};
 
-#define MAX_TOPOS 9
-
-static int make_topos(struct topo *topos)
-{
-    int n = world_size, k = 0, d2[2] = {0, 0};
-    int one_d[1] = {n}, per[1] = {1}, nonper[1] = {0};
-
-    MPI_Dims_create(n, 2, d2);
-    make_cart(&topos[k++], 1, one_d, per);
-    make_cart(&topos[k++], 1, one_d, nonper);
-    make_cart(&topos[k++], 2, d2, (int[]){1, 0});
-    make_cart(&topos[k++], 2, d2, (int[]){0, 1});
-    make_cart(&topos[k++], 2, (int[]){n, 1}, (int[]){1, 1});
-    make_cart(&topos[k++], 2, (int[]){n >= 2 ? 2 : 1, 1}, (int[]){1, 1});
-    make_cart(&topos[k++], 2, (int[]){1, n}, (int[]){0, 0});
-    make_graph(&topos[k++], n);
-    make_dist(&topos[k++], n);
-    for (int i = 0; i < k; ++i) {
-        setup_view(&topos[i]);
-    }
-    return k;
-}
-
 int main(int argc, char **argv)
 {
     int max_count = 100000, provided, multiple = 0, form_enabled[NUM_FORMS] = {1, 1, 1};
     int small_periodic = -1; /* -1: by --expect-component */
     long mine[3], totals[3];
     const char *brk = getenv("COLL_NEIGHBOR_BREAK");
-    struct topo topos[MAX_TOPOS];
+    struct topo topos[TOPO_MAX];
+    int ntopos, lists_wrong;
 
     for (int i = 1; i < argc; ++i) {
         multiple = multiple || 0 == strcmp(argv[i], "--thread-multiple");
@@ -978,10 +677,13 @@ int main(int argc, char **argv)
     skip_small_periodic = small_periodic < 0 ? !use_counters : !small_periodic;
     break_reference = NULL != brk && 0 == strcmp(brk, "1");
 
-    unweighted = MPI_UNWEIGHTED;
     create_types();
-    memset(topos, 0, sizeof(topos));
-    int ntopos = make_topos(topos);
+    ntopos = topos_create(topos, &lists_wrong);
+    checks += ntopos;
+    if (lists_wrong > 0) {
+        FAIL_AT("the topologies", "MPI's neighbour lists differ from the specification's on "
+                "%d of them", lists_wrong);
+    }
 
     if (use_counters) {
         pvar_families_open(&counters, family_names, NUM_FAMILIES, PROGRAM);
@@ -1018,9 +720,7 @@ int main(int argc, char **argv)
     if (use_counters) {
         pvar_families_close(&counters);
     }
-    for (int ti = 0; ti < ntopos; ++ti) {
-        free_topo(&topos[ti]);
-    }
+    topos_free(topos, ntopos);
     MPI_Type_free(&ttypes[T_PAIR].dt);
     MPI_Type_free(&ttypes[T_HOLES].dt);
 
