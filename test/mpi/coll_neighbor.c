@@ -25,7 +25,9 @@
  * MPI_Graph_create with repeated edges, a self-loop and (from 3 ranks on) a rank
  * with no neighbours; MPI_Dist_graph_create_adjacent with in- and out-lists in
  * different orders, repeated and self edges, and (from 3, 4, 5 ranks on) a rank
- * with no neighbours, one with no out-neighbours, one with no in-neighbours.
+ * with no neighbours, one with no out-neighbours, one with no in-neighbours. Some of
+ * them again on a communicator whose ranks run in the reverse order of
+ * MPI_COMM_WORLD's, so that a topology's ranks are not the world's.
  *
  * What is assumed (MPI 4.0, section 8.6):
  *   - Cartesian: both lists are, per dimension d, the neighbour in the negative

@@ -8,8 +8,9 @@
  */
 
 /*
- * See coll_neighbor_topo.h. The topologies (reorder 0 everywhere, so ranks keep
- * MPI_COMM_WORLD's numbering), for N ranks:
+ * See coll_neighbor_topo.h. The topologies, for N ranks (reorder 0 everywhere, so a
+ * topology's ranks are those of the communicator it is created from: MPI_COMM_WORLD,
+ * or for the last four one whose ranks run in the reverse order, "rank-reversed"):
  *   Cartesian: 1-D periodic and non-periodic over every rank; 2-D from
  *   MPI_Dims_create with one dimension periodic and the other not (both ways);
  *   {N, 1} periodic (a periodic dimension of size 1: both neighbours are the rank
@@ -24,6 +25,8 @@
  *   rank N-1 has no neighbours at all, from 4 ranks on rank N-2 only receives,
  *   from 5 ranks on rank N-3 only sends. Destinations are listed in edge order,
  *   sources in reverse edge order, so the two lists differ.
+ *   On the rank-reversed communicator: the 1-D periodic, the {2, 1} periodic (so
+ *   MPI_COMM_WORLD's last two ranks), the graph and the distributed graph.
  */
 
 #include <stdio.h>
@@ -37,6 +40,12 @@
 /* MPI_UNWEIGHTED through a variable: GCC reads Open MPI's ((int *) 2) as an array of
  * size 0 and warns on the calls that take it. */
 static int *volatile unweighted;
+
+/* The communicator a topology is created from, and what its name gets appended. */
+struct base {
+    MPI_Comm comm;
+    const char *suffix;
+};
 
 static int *ints(size_t n)
 {
@@ -145,7 +154,8 @@ static int sender_block(const struct topo *t, int i)
     return found;
 }
 
-static void make_cart(struct topo *t, int ndims, const int *dims, const int *periods)
+static void make_cart(struct topo *t, const struct base *base, int ndims, const int *dims,
+                      const int *periods)
 {
     t->kind = TOPO_CART;
     t->ndims = ndims;
@@ -157,15 +167,16 @@ static void make_cart(struct topo *t, int ndims, const int *dims, const int *per
         t->small_periodic |= periods[d] && dims[d] <= 2;
     }
     if (1 == ndims) {
-        snprintf(t->name, sizeof(t->name), "cart {%d} periods {%d}", dims[0], periods[0]);
+        snprintf(t->name, sizeof(t->name), "cart {%d} periods {%d}%s", dims[0], periods[0],
+                 base->suffix);
     } else {
-        snprintf(t->name, sizeof(t->name), "cart {%d,%d} periods {%d,%d}", dims[0], dims[1],
-                 periods[0], periods[1]);
+        snprintf(t->name, sizeof(t->name), "cart {%d,%d} periods {%d,%d}%s", dims[0],
+                 dims[1], periods[0], periods[1], base->suffix);
     }
-    MPI_Cart_create(MPI_COMM_WORLD, ndims, dims, periods, 0, &t->comm);
+    MPI_Cart_create(base->comm, ndims, dims, periods, 0, &t->comm);
 }
 
-static void make_graph(struct topo *t, int n)
+static void make_graph(struct topo *t, const struct base *base, int n)
 {
     int m = n >= 3 ? n - 1 : n, np = 0, pa[16], pb[16], len[8] = {0}, adj[8][16];
 
@@ -190,12 +201,12 @@ static void make_graph(struct topo *t, int n)
         }
         t->gindex[r] = at;
     }
-    snprintf(t->name, sizeof(t->name), "graph (repeated edges, self-loop%s)",
-             n >= 3 ? ", an isolated rank" : "");
-    MPI_Graph_create(MPI_COMM_WORLD, n, t->gindex, t->gedges, 0, &t->comm);
+    snprintf(t->name, sizeof(t->name), "graph (repeated edges, self-loop%s)%s",
+             n >= 3 ? ", an isolated rank" : "", base->suffix);
+    MPI_Graph_create(base->comm, n, t->gindex, t->gedges, 0, &t->comm);
 }
 
-static void make_dist(struct topo *t, int n)
+static void make_dist(struct topo *t, const struct base *base, int n)
 {
     int iso = n >= 3 ? n - 1 : -1, sink = n >= 4 ? n - 2 : -1, source = n >= 5 ? n - 3 : -1;
     int m = n - (iso >= 0) - (sink >= 0) - (source >= 0), e = 0, me;
@@ -221,12 +232,12 @@ static void make_dist(struct topo *t, int n)
     }
 #undef EDGE
     t->nedges = e;
-    snprintf(t->name, sizeof(t->name), "dist graph (repeated edges, self-edges%s%s%s)",
+    snprintf(t->name, sizeof(t->name), "dist graph (repeated edges, self-edges%s%s%s)%s",
              iso >= 0 ? ", an isolated rank" : "", sink >= 0 ? ", a sink" : "",
-             source >= 0 ? ", a source" : "");
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+             source >= 0 ? ", a source" : "", base->suffix);
+    MPI_Comm_rank(base->comm, &me);
     lists_of(t, me, &t->src, &t->indeg, &t->dst, &t->outdeg);
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, t->indeg, t->src, unweighted,
+    MPI_Dist_graph_create_adjacent(base->comm, t->indeg, t->src, unweighted,
                                    t->outdeg, t->dst, unweighted, MPI_INFO_NULL, 0,
                                    &t->comm);
     free(t->src);
@@ -298,23 +309,34 @@ static void free_topo(struct topo *t)
 
 int topos_create(struct topo *topos, int *lists_wrong)
 {
-    int n, k = 0, d2[2] = {0, 0};
-    int one_d[1], per[1] = {1}, nonper[1] = {0};
+    int n, me, k = 0, d2[2] = {0, 0};
+    int one_d[1], per[1] = {1}, nonper[1] = {0}, two[2];
+    struct base world = {MPI_COMM_WORLD, ""}, reversed = {MPI_COMM_NULL, ", rank-reversed"};
 
     unweighted = MPI_UNWEIGHTED;
     MPI_Comm_size(MPI_COMM_WORLD, &n);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, n - 1 - me, &reversed.comm);
     one_d[0] = n;
+    two[0] = n >= 2 ? 2 : 1;
+    two[1] = 1;
     memset(topos, 0, TOPO_MAX * sizeof(*topos));
     MPI_Dims_create(n, 2, d2);
-    make_cart(&topos[k++], 1, one_d, per);
-    make_cart(&topos[k++], 1, one_d, nonper);
-    make_cart(&topos[k++], 2, d2, (int[]){1, 0});
-    make_cart(&topos[k++], 2, d2, (int[]){0, 1});
-    make_cart(&topos[k++], 2, (int[]){n, 1}, (int[]){1, 1});
-    make_cart(&topos[k++], 2, (int[]){n >= 2 ? 2 : 1, 1}, (int[]){1, 1});
-    make_cart(&topos[k++], 2, (int[]){1, n}, (int[]){0, 0});
-    make_graph(&topos[k++], n);
-    make_dist(&topos[k++], n);
+    make_cart(&topos[k++], &world, 1, one_d, per);
+    make_cart(&topos[k++], &world, 1, one_d, nonper);
+    make_cart(&topos[k++], &world, 2, d2, (int[]){1, 0});
+    make_cart(&topos[k++], &world, 2, d2, (int[]){0, 1});
+    make_cart(&topos[k++], &world, 2, (int[]){n, 1}, (int[]){1, 1});
+    make_cart(&topos[k++], &world, 2, two, (int[]){1, 1});
+    make_cart(&topos[k++], &world, 2, (int[]){1, n}, (int[]){0, 0});
+    make_graph(&topos[k++], &world, n);
+    make_dist(&topos[k++], &world, n);
+    /* Ranks in the topology that are not those of MPI_COMM_WORLD. */
+    make_cart(&topos[k++], &reversed, 1, one_d, per);
+    make_cart(&topos[k++], &reversed, 2, two, (int[]){1, 1});
+    make_graph(&topos[k++], &reversed, n);
+    make_dist(&topos[k++], &reversed, n);
+    MPI_Comm_free(&reversed.comm);
     *lists_wrong = 0;
     for (int i = 0; i < k; ++i) {
         *lists_wrong += !setup_view(&topos[i]);

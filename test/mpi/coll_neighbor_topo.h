@@ -36,7 +36,7 @@ struct topo {
     int *from_block; /* per receive block: the sender's send block (-1: MPI_PROC_NULL) */
 };
 
-#define TOPO_MAX 9
+#define TOPO_MAX 13
 
 /* Creates every topology (collective over MPI_COMM_WORLD, at most 8 ranks) and
  * returns how many; *lists_wrong counts those whose lists, as MPI reports them, differ
