@@ -69,9 +69,14 @@
  *
  * Open MPI 4.1.4's libnbc (the nonblocking and persistent forms without the
  * component) pairs the two blocks of a periodic dimension of size 1 or 2 the other
- * way round (receive block 2d gets the sender's block 2d) in neighbor_alltoall(v,w).
+ * way round (receive block 2d gets the sender's block 2d) in neighbor_alltoall(v,w);
+ * where the two blocks' counts differ (v, w) the job aborts with MPI_ERR_TRUNCATE.
  * --small-periodic=skip skips those calls (default with --expect-component=no);
- * --small-periodic=check runs them (default with the component).
+ * --small-periodic=check runs them (default with the component). Open MPI's blocking
+ * forms (coll/basic) follow MPI 4.0 there.
+ *
+ * --max-count C skips the counts above C; --forms narrows the run to some forms;
+ * --verbose prints each call before it runs.
  *
  * COLL_NEIGHBOR_BREAK=1 in the environment corrupts one expected value (the first
  * blocking alltoall of 7 ints on the 1-D periodic communicator), so the run must
