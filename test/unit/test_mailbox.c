@@ -14,8 +14,8 @@
  * Sizes around the chunk and up to 16 MiB, staged and with CMA, receives posted
  * before and after their sends; four ranks all-to-all with many tags in flight;
  * a transfer longer than its receive; a refused CMA pull; a late receive and a
- * slow peer that must not stop the sender's others; the transport behind the
- * mapper. MAILBOX_BENCH=1 also prints a ping-pong of both modes.
+ * slow peer that must not stop the sender's others; peers added late, after
+ * they sent; the transport behind the mapper. MAILBOX_BENCH=1 also prints a ping-pong of both modes.
  * test_mailbox_guard.c holds what it refuses and how it fails.
  */
 
@@ -329,6 +329,96 @@ static void test_slow_peer_takes_half(void **state)
     free(in);
 }
 
+/* Peers added late, as a communicator's creation adds them: each process adds
+ * the other group when it gets there, and the first may send at once. 0 adds 2
+ * and sends while 2 has not added it; then 2 adds 0 and 1 and sends while 1
+ * has not added 2; each drains its ring in between. What came before the add
+ * must count once the sender is added, not be dropped (nor its sender's serials
+ * after it refused as replays): the intercommunicator allreduce's hang. */
+static size_t late_length;
+
+static void late_pair(transport_t *t, int rank, uint32_t peer, uint8_t *out, uint8_t *in,
+                      struct coll_async_transfer *send, struct coll_async_transfer *recv)
+{
+    uint64_t tag = (1ull << 39) | (uint64_t) (rank < 2 ? rank : (int) peer);
+
+    fill(out, late_length, rank, tag);
+    CHECK(0 == t->ops->recv(t, peer, tag, in, late_length, recv));
+    CHECK(0 == t->ops->send(t, peer, tag, out, late_length, send));
+}
+
+static void add_late(transport_t *t, uint32_t peer)
+{
+    (void) t->ops->progress(t); /* takes in what the peer pushed before the add */
+    CHECK(0 == t->ops->add_peer(t, peer, test_key_of(peer), shared->blob[peer],
+                                shared->blob_length[peer]));
+}
+
+static void added_late_rank(int rank, int nranks)
+{
+    transport_t *t = open_one((uint32_t) rank, (uint32_t) nranks, use_cma, NODE);
+    struct coll_async_transfer send[2] = {{0}}, recv[2] = {{0}};
+    uint8_t *out[2], *in[2];
+    struct coll_async_mailbox_stats stats;
+    int length, npeers = 2 == rank ? 2 : 1;
+
+    CHECK(NULL != t);
+    length = t->ops->address(t, shared->blob[rank], COLL_ASYNC_MAILBOX_ADDRESS_MAX);
+    CHECK(length > 0);
+    shared->blob_length[rank] = (size_t) length;
+    for (int i = 0; i < 2; ++i) {
+        out[i] = malloc(late_length);
+        in[i] = calloc(1, late_length);
+        CHECK(NULL != out[i] && NULL != in[i]);
+    }
+    barrier(NULL);
+    if (0 == rank) { /* first: adds 2 and sends to it before 2 has added anyone */
+        add_late(t, 2);
+        late_pair(t, rank, 2, out[0], in[0], &send[0], &recv[0]);
+    }
+    barrier(t);
+    if (2 == rank) { /* second: adds both, sends to 1 before 1 has added it */
+        add_late(t, 0);
+        add_late(t, 1);
+        late_pair(t, rank, 0, out[0], in[0], &send[0], &recv[0]);
+        late_pair(t, rank, 1, out[1], in[1], &send[1], &recv[1]);
+    }
+    barrier(t);
+    if (1 == rank) { /* last */
+        add_late(t, 2);
+        late_pair(t, rank, 2, out[0], in[0], &send[0], &recv[0]);
+    }
+    for (int i = 0; i < npeers; ++i) {
+        uint32_t peer = 2 == rank ? (uint32_t) i : 2;
+
+        wait_op(t, &recv[i]);
+        wait_op(t, &send[i]);
+        CHECK(0 == recv[i].status && 0 == send[i].status);
+        CHECK(late_length == recv[i].bytes);
+        CHECK(holds(in[i], late_length, (int) peer,
+                    (1ull << 39) | (uint64_t) (2 == rank ? i : rank)));
+    }
+    coll_async_mailbox_stats(t, &stats);
+    CHECK(0 == stats.refused);
+    barrier(t);
+    t->ops->destroy(t);
+    for (int i = 0; i < 2; ++i) {
+        free(out[i]);
+        free(in[i]);
+    }
+}
+
+static void test_added_late(void **state)
+{
+    (void) state;
+    late_length = 4; /* the allreduce's blocks: one DATA each */
+    run_ranks(3, added_late_rank, false);
+    late_length = 5 * CHUNK + 1; /* pieces, and CREDITs back */
+    run_ranks(3, added_late_rank, false);
+    late_length = 256 * 1024; /* an RTS */
+    run_ranks(3, added_late_rank, true);
+}
+
 /* Behind the mapper, as the component composes it: no fd of its own to watch,
  * peers on this node carried by "shm", another node's left to the next. */
 static void test_behind_the_mapper(void **state)
@@ -460,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_cma_fallback),
         cmocka_unit_test(test_late_receive_frees_chunks),
         cmocka_unit_test(test_slow_peer_takes_half),
+        cmocka_unit_test(test_added_late),
         cmocka_unit_test(test_behind_the_mapper),
         cmocka_unit_test(test_ping_pong),
     };

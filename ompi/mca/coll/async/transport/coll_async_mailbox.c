@@ -233,6 +233,10 @@ static int mailbox_add_peer(struct coll_async_transport *transport, uint32_t id,
     peer->next = mb->all;
     mb->all = peer;
     mb->peers[id] = peer;
+    if (NULL != mb->unadded && (0 != mb->unadded[id].n || mb->unadded[id].overflow)) {
+        peer->replay = true; /* it sent first: the next drain takes that in */
+        ++mb->nreplay;
+    }
     return 0;
 }
 
@@ -445,6 +449,10 @@ static void mailbox_destroy(struct coll_async_transport *transport)
     if (0 <= mb->memfd) {
         close(mb->memfd);
     }
+    for (uint32_t id = 0; NULL != mb->unadded && id < mb->config.nprocs; ++id) {
+        free(mb->unadded[id].descs);
+    }
+    free(mb->unadded);
     free(mb->peers);
     free(mb->free_chunks);
     free(mb->chunk_holder);

@@ -32,6 +32,9 @@
  *   RTS with its buffer's address, the receiver pulls with process_vm_readv in
  *   bounded pieces and answers DONE; a pull the kernel refuses answers so, and
  *   the sender falls back to staged for that peer.
+ * A process may send before this one adds it (each rank adds a communicator's
+ * peers when it gets there): what it sends is held, up to 4096 descriptors,
+ * and taken in, in its order, once it is added; past that it fails when added.
  * A transfer longer than the receive posted fails on both sides with
  * -EMSGSIZE. A peer whose process exits (checked every 100 ms while a transfer
  * waits on it), that destroys its transport, whose mailbox does not prove

@@ -35,6 +35,7 @@
 #define MAILBOX_MAX_CHUNKS 4096u
 #define MAILBOX_MAX_CHUNK_SIZE (64u << 20)
 #define MAILBOX_MAX_INCOMING 4096 /* transfers a peer may start before their receives */
+#define MAILBOX_MAX_UNADDED 4096 /* descriptors a process may send before it is added */
 #define MAILBOX_EARLY_LIMIT (64u << 20) /* bytes copied out for receives not posted yet */
 #define MAILBOX_CMA_PIECE (1u << 20)        /* one process_vm_readv */
 #define MAILBOX_CMA_BUDGET (4u << 20)       /* pulled per progress call, all peers */
@@ -110,6 +111,15 @@ struct mailbox_incoming {
     uint32_t npieces;
 };
 
+/* Sealed descriptors from a process not added yet, in its order: a
+ * communicator's ranks add each other when each gets there, and the first may
+ * send at once. They count (serial, dispatch) once it is added. */
+struct mailbox_unadded {
+    struct mailbox_desc *descs;
+    uint32_t n, capacity;
+    bool overflow; /* more than MAILBOX_MAX_UNADDED: it fails when added */
+};
+
 struct mailbox_peer {
     uint32_t id;
     struct mailbox_peer *next; /* every added peer */
@@ -120,6 +130,7 @@ struct mailbox_peer {
     bool cma;           /* its owner tries CMA */
     bool cma_refused;   /* a pull of ours failed there: staged only */
     bool mapped;
+    bool replay; /* descriptors it sent before it was added wait in mb->unadded */
     int pidfd;
     struct mailbox_map map;
     uint32_t serial_out, serial_in;
@@ -150,6 +161,8 @@ struct mailbox {
     uint64_t head; /* the next ticket this process pops */
     struct mailbox_peer **peers; /* by id, NULL where not added */
     struct mailbox_peer *all;
+    struct mailbox_unadded *unadded; /* by id; NULL until one not added sends */
+    uint32_t nreplay; /* peers added with descriptors held: the next drain takes them first */
     uint32_t *free_chunks, nfree;
     uint32_t *chunk_holder; /* per chunk: the peer it was sent to, or UINT32_MAX */
     size_t early_bytes; /* the incoming transfers' early buffers, all peers */

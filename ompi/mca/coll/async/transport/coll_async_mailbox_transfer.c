@@ -564,6 +564,79 @@ static void dispatch(struct mailbox *mb, struct mailbox_peer *peer, const struct
     }
 }
 
+/* A sealed descriptor from peer: it counts if it is the next of its serials. */
+static void take_in(struct mailbox *mb, struct mailbox_peer *peer, const struct mailbox_desc *d)
+{
+    if (0 != peer->failed || d->serial != peer->serial_in) {
+        ++mb->stats.refused; /* a replay, or a failed peer's */
+        return;
+    }
+    ++peer->serial_in;
+    if (0 == mailbox_peer_ready(mb, peer)) {
+        dispatch(mb, peer, d);
+    }
+}
+
+/* Holds a sealed descriptor from a process not added yet: dropping it would
+ * lose it and, its serial spent, refuse all it sends after (a hang). Bounded:
+ * past MAILBOX_MAX_UNADDED the process fails when added. */
+static void hold_unadded(struct mailbox *mb, const struct mailbox_desc *d)
+{
+    struct mailbox_unadded *u;
+
+    if (NULL == mb->unadded
+        && NULL == (mb->unadded = calloc(mb->config.nprocs, sizeof(*mb->unadded)))) {
+        ++mb->stats.refused; /* no memory: as a stranger's */
+        return;
+    }
+    u = &mb->unadded[d->from];
+    if (!u->overflow && u->n == u->capacity) {
+        uint32_t capacity = 0 == u->capacity ? 16 : 2 * u->capacity;
+        struct mailbox_desc *grown = capacity > MAILBOX_MAX_UNADDED
+                                         ? NULL
+                                         : realloc(u->descs, capacity * sizeof(*grown));
+
+        if (NULL == grown) {
+            u->overflow = true;
+        } else {
+            u->descs = grown;
+            u->capacity = capacity;
+        }
+    }
+    if (u->overflow) {
+        ++mb->stats.refused;
+        return;
+    }
+    u->descs[u->n++] = *d;
+}
+
+/* Takes in, in their order, what the peers added since the last drain sent
+ * before they were: ahead of the ring, which holds only what came after. */
+static void replay_unadded(struct mailbox *mb)
+{
+    for (struct mailbox_peer *peer = mb->all; NULL != peer && 0 != mb->nreplay;
+         peer = peer->next) {
+        struct mailbox_unadded *u;
+
+        if (!peer->replay) {
+            continue;
+        }
+        peer->replay = false;
+        --mb->nreplay;
+        u = &mb->unadded[peer->id];
+        if (u->overflow) {
+            mailbox_peer_fail(mb, peer, -EPROTO,
+                              "sent more than %d descriptors before this process added it",
+                              MAILBOX_MAX_UNADDED);
+        }
+        for (uint32_t i = 0; i < u->n; ++i) {
+            take_in(mb, peer, &u->descs[i]);
+        }
+        free(u->descs);
+        memset(u, 0, sizeof(*u));
+    }
+}
+
 /* Takes in what the ring holds, whatever is posted; bounded, as producers
  * refill it while it drains. */
 static int drain(struct mailbox *mb)
@@ -571,18 +644,20 @@ static int drain(struct mailbox *mb)
     struct mailbox_desc d;
     int count = 0;
 
+    if (0 != mb->nreplay) {
+        replay_unadded(mb);
+    }
     while (count < MAILBOX_DRAIN && mailbox_ring_pop(&mb->map, &mb->head, &d)) {
         struct mailbox_peer *peer;
 
         ++count;
-        if (!mailbox_seal_valid(&mb->config.key, &d) || NULL == (peer = peer_of(mb, d.from))
-            || 0 != peer->failed || d.serial != peer->serial_in) {
-            ++mb->stats.refused; /* a stranger's, a replay, or a failed peer's */
-            continue;
-        }
-        ++peer->serial_in;
-        if (0 == mailbox_peer_ready(mb, peer)) {
-            dispatch(mb, peer, &d);
+        if (!mailbox_seal_valid(&mb->config.key, &d) || d.from >= mb->config.nprocs
+            || d.from == mb->config.self) {
+            ++mb->stats.refused; /* a stranger's */
+        } else if (NULL == (peer = peer_of(mb, d.from))) {
+            hold_unadded(mb, &d); /* it added us before we added it */
+        } else {
+            take_in(mb, peer, &d);
         }
     }
     return count;
