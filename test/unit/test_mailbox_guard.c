@@ -12,9 +12,9 @@
  * Unit tests of transport/coll_async_mailbox*.c, the shared-memory transport:
  * what it refuses and how it fails. Blobs it must leave to the next transport
  * and a mailbox that does not prove itself; forged descriptors from a peer
- * (failing that peer alone) and a stranger's (dropped); destroy with transfers
- * in flight, a peer that destroys its transport, and a peer killed
- * mid-transfer, staged and with CMA.
+ * (failing that peer alone) and a stranger's (dropped); too many from a
+ * process not added yet; destroy with transfers in flight, a peer that
+ * destroys its transport, and a peer killed mid-transfer, staged and with CMA.
  */
 
 #define _GNU_SOURCE
@@ -162,6 +162,39 @@ static void test_stranger_descriptors(void **state)
     close_group(&g);
 }
 
+/* A process that sends before this one adds it is held to a bound: past
+ * MAILBOX_MAX_UNADDED descriptors it fails when added, loudly, not a hang. */
+static void test_unadded_bound(void **state)
+{
+    transport_t *a = open_one(0, 2, false, NODE), *b = open_one(1, 2, false, NODE);
+    uint8_t blob[2][COLL_ASYNC_MAILBOX_ADDRESS_MAX], byte = 0;
+    struct coll_async_transfer send = {0};
+    int length[2];
+
+    (void) state;
+    assert_non_null(a);
+    assert_non_null(b);
+    length[0] = a->ops->address(a, blob[0], sizeof(blob[0]));
+    length[1] = b->ops->address(b, blob[1], sizeof(blob[1]));
+    assert_int_equal(b->ops->add_peer(b, 0, test_key_of(0), blob[0], (size_t) length[0]), 0);
+    for (int i = 0; i <= MAILBOX_MAX_UNADDED; ++i) {
+        struct mailbox_desc credit = {.type = DESC_CREDIT, .arg = 0};
+
+        assert_int_equal(coll_async_mailbox_test_push(b, 0, &credit), 0);
+        if (0 == i % 256) {
+            (void) a->ops->progress(a); /* held, 1 not added yet */
+        }
+    }
+    (void) a->ops->progress(a);
+    assert_int_equal(a->ops->add_peer(a, 1, test_key_of(1), blob[1], (size_t) length[1]), 0);
+    (void) a->ops->progress(a);
+    assert_int_equal(a->ops->send(a, 1, 1, &byte, 1, &send), -EPROTO);
+    assert_non_null(strstr(send.error, "peer 1 (pid"));
+    assert_non_null(strstr(send.error, "before this process added it"));
+    a->ops->destroy(a);
+    b->ops->destroy(b);
+}
+
 /* Destroy completes what is in flight with -ECANCELED. */
 static int cancelled;
 
@@ -289,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_refused_blobs),
         cmocka_unit_test(test_forged_descriptors),
         cmocka_unit_test(test_stranger_descriptors),
+        cmocka_unit_test(test_unadded_bound),
         cmocka_unit_test(test_destroy_cancels),
         cmocka_unit_test(test_peer_closed),
         cmocka_unit_test(test_peer_killed_staged),
