@@ -245,10 +245,10 @@ static struct coll_async_hier *hier_alloc(int size, int nodes)
     hier->node_ranks = calloc(size, sizeof(int));
     hier->node_first = calloc(nodes + 1, sizeof(int));
     hier->leaders = calloc((size_t) nodes * COLL_ASYNC_HIER_MAX_SLOTS, sizeof(int));
-    hier->peers.id = calloc(size, sizeof(uint32_t));
     hier->group_peer = calloc(nodes, sizeof(uint32_t));
     if (NULL == hier->node_of || NULL == hier->node_ranks || NULL == hier->node_first
-        || NULL == hier->leaders || NULL == hier->peers.id || NULL == hier->group_peer) {
+        || NULL == hier->leaders || 0 != coll_async_peers_alloc(&hier->peers, size)
+        || NULL == hier->group_peer) {
         mca_coll_async_hier_close(hier);
         return NULL;
     }
@@ -404,7 +404,7 @@ void mca_coll_async_hier_close(struct coll_async_hier *hier)
     free(hier->node_ranks);
     free(hier->node_first);
     free(hier->leaders);
-    free(hier->peers.id);
+    coll_async_peers_free(&hier->peers);
     free(hier->group_peer);
     free(hier->ring);
     free(hier);

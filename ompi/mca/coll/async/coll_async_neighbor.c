@@ -14,17 +14,20 @@
  * (coll_async_pairs.h), on one node or across nodes.
  *
  * A rank's neighbours come from the communicator's topology, in MPI's order.
- * Which receive a send pairs with is the tag's step:
+ * Over the mapper the k-th block a rank sends another pairs with the k-th that
+ * one receives from it (coll_async_pairs.h), so the order blocks are added in
+ * says which receive a send fills:
  *   - Cartesian: for dimension d, block 2d goes to the neighbour in the
  *     negative direction and block 2d + 1 in the positive one. A block sent in
  *     the negative direction is the one its receiver gets from its positive
  *     side, and the other way round (MPI 4.0, 8.6), which matters where both
- *     neighbours are one rank (a periodic dimension of 1 or 2): the step is the
- *     direction it was sent in.
+ *     neighbours are one rank (a periodic dimension of 2): receives are added
+ *     positive side first, as sends go negative first. A rank that is its own
+ *     neighbour (a periodic dimension of 1) copies each block to the receive of
+ *     the other direction (the steps).
  *   - Graphs: the k-th block a rank sends to one destination pairs with the k-th
- *     its destination receives from it, counted in the order of the lists:
- *     the step is that k.
- * MPI_PROC_NULL neighbours are skipped; a rank that is its own neighbour copies.
+ *     its destination receives from it, in the order of the lists.
+ * MPI_PROC_NULL neighbours are skipped.
  */
 
 #include "ompi_config.h"
@@ -40,6 +43,7 @@
 
 /* A rank's sources and destinations, each with its step. */
 struct neighbours {
+    bool cartesian;
     int in, out;
     int *source, *destination;
     unsigned *receive_step, *send_step;
@@ -66,14 +70,14 @@ static int neighbours_alloc(struct neighbours *n, int in, int out)
     return OMPI_SUCCESS;
 }
 
-/* Step k of a graph list: how often list[k] came before it. */
-static void count_repeats(const int *list, int count, unsigned *step)
+/* The steps of a graph list: where this rank is its own neighbour, the k-th
+ * time it sends itself a block pairs with the k-th time it receives one. */
+static void self_steps(const int *list, int count, int me, unsigned *step)
 {
+    unsigned seen = 0;
+
     for (int k = 0; k < count; ++k) {
-        step[k] = 0;
-        for (int j = 0; j < k; ++j) {
-            step[k] += list[j] == list[k];
-        }
+        step[k] = list[k] == me ? seen++ : 0;
     }
 }
 
@@ -82,6 +86,7 @@ static int cartesian(struct ompi_communicator_t *comm, struct neighbours *n)
     int dims = comm->c_topo->mtc.cart->ndims, rc;
 
     rc = neighbours_alloc(n, 2 * dims, 2 * dims);
+    n->cartesian = true;
     for (int d = 0; OMPI_SUCCESS == rc && d < dims; ++d) {
         int negative, positive;
 
@@ -111,8 +116,8 @@ static int graph(struct ompi_communicator_t *comm, struct neighbours *n)
         for (int k = 0; k < count; ++k) {
             n->destination[k] = n->source[k];
         }
-        count_repeats(n->source, count, n->receive_step);
-        count_repeats(n->destination, count, n->send_step);
+        self_steps(n->source, count, me, n->receive_step);
+        self_steps(n->destination, count, me, n->send_step);
     }
     return rc;
 }
@@ -120,7 +125,7 @@ static int graph(struct ompi_communicator_t *comm, struct neighbours *n)
 static int dist_graph(struct ompi_communicator_t *comm, struct neighbours *n)
 {
     const mca_topo_base_comm_dist_graph_2_2_0_t *g = comm->c_topo->mtc.dist_graph;
-    int rc = neighbours_alloc(n, g->indegree, g->outdegree);
+    int me = ompi_comm_rank(comm), rc = neighbours_alloc(n, g->indegree, g->outdegree);
 
     if (OMPI_SUCCESS == rc) {
         for (int k = 0; k < g->indegree; ++k) {
@@ -129,8 +134,8 @@ static int dist_graph(struct ompi_communicator_t *comm, struct neighbours *n)
         for (int k = 0; k < g->outdegree; ++k) {
             n->destination[k] = g->out[k];
         }
-        count_repeats(n->source, n->in, n->receive_step);
-        count_repeats(n->destination, n->out, n->send_step);
+        self_steps(n->source, n->in, me, n->receive_step);
+        self_steps(n->destination, n->out, me, n->send_step);
     }
     return rc;
 }
@@ -138,6 +143,7 @@ static int dist_graph(struct ompi_communicator_t *comm, struct neighbours *n)
 static int neighbours_of(struct ompi_communicator_t *comm, struct neighbours *n)
 {
     n->source = NULL;
+    n->cartesian = false;
     if (NULL == comm->c_topo) {
         return OMPI_ERR_NOT_SUPPORTED;
     }
@@ -189,7 +195,9 @@ int coll_async_native_neighbor(const struct coll_async_call *call,
         rc = NULL != work.base.plan ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
     }
     /* Receives first, so that a peer's data finds its buffer posted. */
-    for (int k = 0; OMPI_SUCCESS == rc && k < n.in; ++k) {
+    for (int i = 0; OMPI_SUCCESS == rc && i < n.in; ++i) {
+        int k = n.cartesian ? i ^ 1 : i; /* positive side first */
+
         rc = add_block(work.base.plan, recv, k, n.source[k], n.receive_step[k], true);
     }
     for (int k = 0; OMPI_SUCCESS == rc && k < n.out; ++k) {

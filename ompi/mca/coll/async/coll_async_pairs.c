@@ -30,7 +30,7 @@ struct crossing {
     struct coll_async_transfer transfer;
     struct pairs *pairs;
     int rank;
-    unsigned step; /* added to the collective's tag */
+    unsigned step; /* pairs a block a rank sends itself with its receive */
     bool receive;
     const struct coll_async_block *block;
     struct coll_async_block owned; /* the block, for lists the caller adds */
@@ -41,7 +41,8 @@ struct pairs {
     struct coll_async_exchange *exchange; /* NULL: a list */
     struct coll_async_peers *peers;
     const char *name;
-    int rank;
+    int rank; /* this process's in the communicator, for messages */
+    int self; /* this process's index among the plan's ranks; -1: none */
     int count, capacity;
     int pending; /* posted and not complete */
     struct coll_async_failure failure;
@@ -69,7 +70,7 @@ static struct crossing *add(struct pairs *pairs, int rank, unsigned step, bool r
 }
 
 static struct pairs *pairs_new(int capacity, struct coll_async_peers *peers, const char *name,
-                               int rank)
+                               int rank, int self)
 {
     struct pairs *pairs = calloc(1, sizeof(*pairs) + (size_t) capacity * sizeof(struct crossing));
 
@@ -77,6 +78,7 @@ static struct pairs *pairs_new(int capacity, struct coll_async_peers *peers, con
         pairs->peers = peers;
         pairs->name = name;
         pairs->rank = rank;
+        pairs->self = self;
         pairs->capacity = capacity;
     }
     return pairs;
@@ -94,7 +96,7 @@ static const struct coll_async_block *sent_to(const struct coll_async_exchange *
 void *coll_async_pairs_new(struct coll_async_exchange *exchange, struct coll_async_peers *peers,
                            const char *name, int rank)
 {
-    struct pairs *pairs = pairs_new(2 * exchange->nranks, peers, name, rank);
+    struct pairs *pairs = pairs_new(2 * exchange->nranks, peers, name, rank, exchange->rank);
 
     if (NULL == pairs) {
         coll_async_exchange_free(exchange);
@@ -120,7 +122,7 @@ void *coll_async_pairs_new(struct coll_async_exchange *exchange, struct coll_asy
 void *coll_async_pairs_new_list(int capacity, struct coll_async_peers *peers, const char *name,
                                 int rank)
 {
-    return pairs_new(capacity, peers, name, rank);
+    return pairs_new(capacity, peers, name, rank, rank);
 }
 
 int coll_async_pairs_add(void *opaque, int rank, unsigned step, bool receive, const void *base,
@@ -130,7 +132,7 @@ int coll_async_pairs_add(void *opaque, int rank, unsigned step, bool receive, co
     struct coll_async_block block;
     struct crossing *c;
 
-    if (pairs->count == pairs->capacity || step >= COLL_ASYNC_INTERNODE_TAG_STEPS) {
+    if (pairs->count == pairs->capacity) {
         return OMPI_ERR_BAD_PARAM;
     }
     coll_async_block_set(&block, base, count, dtype);
@@ -215,22 +217,22 @@ static int copy_to_self(struct pairs *pairs, const struct crossing *send)
     for (int i = 0; i < pairs->count; ++i) {
         const struct crossing *c = &pairs->crossing[i];
 
-        if (c->receive && c->rank == pairs->rank && c->step == send->step) {
+        if (c->receive && c->rank == pairs->self && c->step == send->step) {
             return coll_async_block_copy(send->block, c->block);
         }
     }
     return OMPI_ERR_BAD_PARAM;
 }
 
-static int post(struct pairs *pairs, struct crossing *c, uint64_t tag)
+static int post(struct pairs *pairs, struct crossing *c)
 {
     void *data = NULL != c->packed ? c->packed : c->block->contiguous;
     uint32_t peer = pairs->peers->id[c->rank];
     struct coll_async_net *net = pairs->peers->net;
+    uint64_t tag = coll_async_peers_pair_tag(pairs->peers, c->rank, c->receive);
 
     c->transfer.complete = crossed;
     c->transfer.context = c;
-    tag += c->step;
     return c->receive
                ? coll_async_net_recv_bulk(net, peer, tag, data, c->block->bytes, &c->transfer)
                : coll_async_net_send_bulk(net, peer, tag, data, c->block->bytes, &c->transfer);
@@ -265,8 +267,6 @@ static void failed(struct pairs *pairs, const struct crossing *c, int rc)
 void coll_async_pairs_begin(struct coll_async_op *op)
 {
     struct pairs *pairs = op->plan;
-    /* Every rank takes one; a single process copies to itself only. */
-    uint64_t tag = NULL != pairs->peers ? coll_async_peers_next_tag(pairs->peers) : 0;
     int rc;
 
     pairs->failure.topic = NULL;
@@ -278,7 +278,7 @@ void coll_async_pairs_begin(struct coll_async_op *op)
     for (int i = 0; i < pairs->count; ++i) {
         struct crossing *c = &pairs->crossing[i];
 
-        rc = c->rank == pairs->rank ? OMPI_SUCCESS : stage(pairs, c);
+        rc = c->rank == pairs->self ? OMPI_SUCCESS : stage(pairs, c);
         if (OMPI_SUCCESS != rc) {
             failed(pairs, c, rc);
             return;
@@ -287,11 +287,11 @@ void coll_async_pairs_begin(struct coll_async_op *op)
     for (int i = 0; i < pairs->count; ++i) {
         struct crossing *c = &pairs->crossing[i];
 
-        if (c->rank == pairs->rank) {
+        if (c->rank == pairs->self) {
             rc = c->receive ? OMPI_SUCCESS : copy_to_self(pairs, c);
         } else {
             ++pairs->pending;
-            rc = post(pairs, c, tag);
+            rc = post(pairs, c);
             pairs->pending -= 0 != rc;
         }
         if (OMPI_SUCCESS != rc) {

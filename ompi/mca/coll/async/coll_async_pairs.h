@@ -17,12 +17,12 @@
  * schedule (gather, scatter, alltoall and their v and w forms, allgatherv,
  * scan, exscan, reduce_scatter) and the reductions the leaders' algorithms do
  * not take (derived datatypes, user-defined operations, folded in rank order).
- * The neighbourhood collectives add their blocks one by one, each under a step
- * of the tag that tells a receive which send it pairs with.
+ * The neighbourhood collectives add their blocks one by one, in the order that
+ * pairs each receive with its send.
  * A block that is not contiguous is packed whole before it is sent, and
  * unpacked when it has arrived; in place, what is sent is copied first. All
- * transfers of one collective are posted at once under the collective's own
- * tag; the engine's driver progresses them.
+ * transfers of one collective are posted at once, each under its pair's next
+ * tag (coll_async_peers.h); the engine's driver progresses them.
  */
 
 #ifndef MCA_COLL_ASYNC_PAIRS_H
@@ -49,10 +49,11 @@ void coll_async_pairs_free(void *pairs);
  * when out of memory. */
 void *coll_async_pairs_new_list(int capacity, struct coll_async_peers *peers, const char *name,
                                 int rank);
-/* Adds count dtype at base, sent to or received from rank under the
- * collective's tag + step (a block received pairs with the one sent under the
- * same step; to itself, a rank copies it). Empty blocks are left out.
- * OMPI_SUCCESS, or OMPI_ERR_BAD_PARAM past the capacity or the tag's steps. */
+/* Adds count dtype at base, sent to or received from rank: the k-th block
+ * added for a pair of ranks pairs with the k-th its other rank adds for it
+ * (for a rank that is its own neighbour: the send and the receive of the
+ * same step, copied). Empty blocks are left out. OMPI_SUCCESS, or
+ * OMPI_ERR_BAD_PARAM past the capacity. */
 int coll_async_pairs_add(void *pairs, int rank, unsigned step, bool receive, const void *base,
                          size_t count, struct ompi_datatype_t *dtype);
 
