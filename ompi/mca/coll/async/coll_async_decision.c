@@ -160,10 +160,24 @@ bool coll_async_decision_native(enum coll_async_family family, enum coll_async_a
     if (COLL_ASYNC_ALG_DELEGATE == alg) {
         return false;
     }
+    if (comm->intercomm) {
+        return coll_async_decision_on_intercomm(family) && comm->has_network;
+    }
     if (table[family].over_mapper) {
         return 1 == comm->size || comm->spans_nodes || comm->has_network;
     }
     return 1 == comm->size || comm->has_channel || comm->spans_nodes;
+}
+
+bool coll_async_decision_on_intercomm(enum coll_async_family family)
+{
+    switch (family) {
+    case COLL_ASYNC_FAMILY_SCAN:
+    case COLL_ASYNC_FAMILY_EXSCAN:
+        return false;
+    default:
+        return !table[family].over_mapper; /* no neighbourhoods either */
+    }
 }
 
 bool coll_async_decision_wanted(const enum coll_async_alg algs[COLL_ASYNC_NUM_FAMILIES])

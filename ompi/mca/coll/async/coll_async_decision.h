@@ -87,7 +87,12 @@ struct coll_async_decision_comm {
     bool has_channel;  /* all on one node, their shared memory open */
     bool spans_nodes;  /* its hierarchy is open */
     bool has_network;  /* the mapper reaches every rank of the job */
+    bool intercomm;    /* an intercommunicator, the mapper reaching its remote group */
 };
+
+/* Whether MPI defines family on an intercommunicator: the others never reach
+ * the component there (Open MPI's bindings refuse them). */
+bool coll_async_decision_on_intercomm(enum coll_async_family family);
 
 /* Whether family, its parameter at alg, runs natively on comm. */
 bool coll_async_decision_native(enum coll_async_family family, enum coll_async_alg alg,

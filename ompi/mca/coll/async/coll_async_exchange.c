@@ -63,6 +63,8 @@ void coll_async_exchange_free(void *opaque)
     coll_async_block_release(&plan->self_from);
     coll_async_block_release(&plan->self_to);
     coll_async_block_release(&plan->fold.result);
+    coll_async_block_release(&plan->after_from);
+    coll_async_block_release(&plan->after_to);
     if (NULL != plan->fold.op) {
         OBJ_RELEASE(plan->fold.op);
     }
@@ -297,7 +299,10 @@ int coll_async_exchange_finish(const struct coll_async_exchange *plan)
 {
     int rc = coll_async_block_copy(&plan->self_from, &plan->self_to);
 
-    return OMPI_SUCCESS == rc ? fold(plan) : rc;
+    if (OMPI_SUCCESS == rc) {
+        rc = fold(plan);
+    }
+    return OMPI_SUCCESS == rc ? coll_async_block_copy(&plan->after_from, &plan->after_to) : rc;
 }
 
 static int finish_locally(struct coll_async_op *op)

@@ -64,6 +64,9 @@ struct coll_async_exchange {
     struct coll_async_block self_from;  /* this rank's own part, copied locally */
     struct coll_async_block self_to;
     struct coll_async_fold fold;
+    /* Copied once the fold is done: a part of its result (an intercommunicator's
+     * reduce_scatter keeps this rank's slice of the folded vector). */
+    struct coll_async_block after_from, after_to;
     char *scratch;                      /* where fold inputs are received */
 };
 
@@ -81,8 +84,8 @@ void coll_async_exchange_set_fold(struct coll_async_exchange *plan, struct ompi_
                                   struct ompi_datatype_t *dtype, size_t count, int first,
                                   int last, void *rbuf);
 
-/* The local part, once every block has crossed: this rank's own block, then
- * the fold. OMPI_SUCCESS or an error. */
+/* The local part, once every block has crossed: this rank's own block, the
+ * fold, then the part of it kept. OMPI_SUCCESS or an error. */
 int coll_async_exchange_finish(const struct coll_async_exchange *plan);
 
 /* The begin of ops whose op->plan is an exchange. */

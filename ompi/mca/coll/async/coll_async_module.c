@@ -8,11 +8,11 @@
  */
 
 /*
- * coll/async: the module, one per intracommunicator.
+ * coll/async: the module, one per communicator.
  *
- * comm_query offers a module for every intracommunicator (intercommunicators are
- * declined, so coll/inter takes them). When the module is enabled, the components
- * of lower priority have already installed their functions on the communicator;
+ * comm_query offers a module for every communicator, intercommunicators too.
+ * When the module is enabled, the components of lower priority have already
+ * installed their functions on the communicator;
  * the module keeps them as "below" (as han does) and asks the decision table
  * (coll_async_decision.h), per collective, whether this component runs it
  * (native) or hands it to them (delegated).
@@ -47,7 +47,7 @@ static void module_destruct(mca_coll_async_module_t *module)
         return;
     }
     coll_async_stream_drain(&module->stream, NULL);
-    free(module->own_peers.id);
+    coll_async_peers_free(&module->own_peers);
     if (module->has_channel) {
         coll_async_mapper_close(&module->channel);
     }
@@ -108,7 +108,10 @@ static struct coll_async_decision_comm decision_comm(const mca_coll_async_module
     return (struct coll_async_decision_comm){.size = ompi_comm_size(comm),
                                              .has_channel = module->has_channel,
                                              .spans_nodes = NULL != module->hier,
-                                             .has_network = NULL != mca_coll_async_network()};
+                                             .has_network = OMPI_COMM_IS_INTER(comm)
+                                                                ? NULL != module->peers
+                                                                : NULL != mca_coll_async_network(),
+                                             .intercomm = OMPI_COMM_IS_INTER(comm)};
 }
 
 /* Opens the shared-memory channel when comm spans several ranks of this node, or
@@ -156,8 +159,8 @@ static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll col
         module->path[coll] = COLL_ASYNC_PATH_NATIVE;
         return OMPI_SUCCESS;
     }
-    if (can_delegate) {
-        module->path[coll] = COLL_ASYNC_PATH_DELEGATED;
+    if (can_delegate || (on.intercomm && !coll_async_decision_on_intercomm(family))) {
+        module->path[coll] = COLL_ASYNC_PATH_DELEGATED; /* never called, in the second case */
         return OMPI_SUCCESS;
     }
     mca_coll_async_show_help(0 == ompi_comm_rank(comm), "nothing below",
@@ -268,15 +271,15 @@ struct coll_async_peers *mca_coll_async_module_peers(mca_coll_async_module_t *mo
                                                      struct ompi_communicator_t *comm)
 {
     struct coll_async_peers *peers = &module->own_peers;
-    int size = ompi_comm_size(comm), rc = OMPI_ERR_OUT_OF_RESOURCE;
+    int size = OMPI_COMM_IS_INTER(comm) ? ompi_comm_remote_size(comm) : ompi_comm_size(comm);
+    int rc = OMPI_ERR_OUT_OF_RESOURCE;
     struct ompi_proc_t **procs;
 
     if (NULL != module->peers || NULL == mca_coll_async_network()) {
         return module->peers;
     }
     procs = calloc(size, sizeof(*procs));
-    peers->id = calloc(size, sizeof(uint32_t));
-    if (NULL != procs && NULL != peers->id) {
+    if (NULL != procs && 0 == coll_async_peers_alloc(peers, size)) {
         for (int rank = 0; rank < size; ++rank) {
             procs[rank] = ompi_comm_peer_lookup(comm, rank);
         }
@@ -287,8 +290,7 @@ struct coll_async_peers *mca_coll_async_module_peers(mca_coll_async_module_t *mo
         opal_output_verbose(1, mca_coll_async_output,
                             "coll:async: %s (cid %u): a rank the mapper cannot reach (%d)",
                             comm->c_name, coll_async_comm_cid(comm), rc);
-        free(peers->id);
-        peers->id = NULL;
+        coll_async_peers_free(peers);
         return NULL;
     }
     peers->net = mca_coll_async_network();
@@ -304,7 +306,13 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     module->below = *comm->c_coll;
     mca_coll_async_place_progress_thread(&mca_coll_async_component.config);
     mca_coll_async_node_report(comm);
-    open_channel(module, comm);
+    if (OMPI_COMM_IS_INTER(comm)) {
+        /* The remote group's ranks, over the mapper; the local group needs no
+         * channel of its own (coll_async_intercomm.c). */
+        (void) mca_coll_async_module_peers(module, comm);
+    } else {
+        open_channel(module, comm);
+    }
     if (NULL != module->hier) {
         module->peers = &module->hier->peers;
     }
@@ -324,12 +332,7 @@ mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *co
 {
     mca_coll_async_module_t *module;
 
-    if (OMPI_COMM_IS_INTER(comm)) {
-        opal_output_verbose(10, mca_coll_async_output,
-                            "coll:async: %s (cid %u): intercommunicator, declined",
-                            comm->c_name, coll_async_comm_cid(comm));
-        return NULL;
-    }
+    (void) comm; /* every communicator is offered one */
     if (mca_coll_async_component.priority < 0) {
         return NULL;
     }

@@ -233,6 +233,9 @@ int coll_async_native_reduce(const struct coll_async_call *call, const void *sbu
     bool kernel = coll_async_reduction_supported(dtype, op);
     int me = rank_of(call);
 
+    if (OMPI_COMM_IS_INTER(call->comm)) {
+        return coll_async_intercomm_reduce(call, sbuf, rbuf, count, dtype, op, root);
+    }
     if (0 == count) {
         return execute_nothing(call);
     }
@@ -276,6 +279,9 @@ int coll_async_native_reduce_scatter(const struct coll_async_call *call, const v
     struct coll_async_exchange *plan;
     size_t offset = 0, mine;
 
+    if (OMPI_COMM_IS_INTER(call->comm)) {
+        return coll_async_intercomm_reduce_scatter(call, sbuf, rbuf, rcount, rcounts, dtype, op);
+    }
     if (NULL == rcounts && has_channel(call) && 0 < rcount
         && coll_async_reduction_supported(dtype, op)) {
         coll_async_reduction_resolve(&work.reduction, dtype, op);
@@ -314,6 +320,9 @@ int coll_async_native_bcast(const struct coll_async_call *call, void *buf, int c
     struct coll_async_sched work = {.base = {.begin = coll_async_bcast_begin}, .root = root};
     struct coll_async_exchange *plan;
 
+    if (OMPI_COMM_IS_INTER(call->comm)) {
+        return coll_async_intercomm_bcast(call, buf, count, dtype, root);
+    }
     work.bytes = bytes_of(dtype, (size_t) count);
     if (1 == size_of(call) || 0 == work.bytes) {
         return execute_nothing(call);
@@ -334,6 +343,9 @@ int coll_async_native_barrier(const struct coll_async_call *call)
 {
     struct coll_async_sched work = {.base = {.begin = coll_async_barrier_begin}, .root = -1};
 
+    if (OMPI_COMM_IS_INTER(call->comm)) {
+        return coll_async_intercomm_barrier(call);
+    }
     if (1 == size_of(call)) {
         return execute_nothing(call);
     }
@@ -408,6 +420,9 @@ int coll_async_native_gather(const struct coll_async_call *call,
     bool receives = root < 0 || root == me;
     struct coll_async_exchange *plan;
 
+    if (OMPI_COMM_IS_INTER(call->comm)) {
+        return coll_async_intercomm_gather(call, send, recv, root);
+    }
     if (root < 0 && NULL == recv->counts && 0 == bytes_of(recv->dtype, (size_t) recv->count)) {
         return execute_nothing(call); /* allgather of nothing, whatever the datatype */
     }
@@ -445,8 +460,12 @@ int coll_async_native_scatter(const struct coll_async_call *call,
                               const struct coll_async_side *recv, int root)
 {
     int n = size_of(call), me = rank_of(call);
-    struct coll_async_exchange *plan = coll_async_exchange_new(n, me, true, 0);
+    struct coll_async_exchange *plan;
 
+    if (OMPI_COMM_IS_INTER(call->comm)) {
+        return coll_async_intercomm_scatter(call, send, recv, root);
+    }
+    plan = coll_async_exchange_new(n, me, true, 0);
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -469,11 +488,15 @@ int coll_async_native_alltoall(const struct coll_async_call *call,
                                const struct coll_async_side *recv)
 {
     int n = size_of(call), me = rank_of(call);
-    struct coll_async_exchange *plan = coll_async_exchange_new(n, me, true, 0);
+    struct coll_async_exchange *plan;
     /* In place, each block goes out from where its replacement comes in; the
      * exchange packs a round before it unpacks that round. */
     const struct coll_async_side *from = MPI_IN_PLACE == send->buf ? recv : send;
 
+    if (OMPI_COMM_IS_INTER(call->comm)) {
+        return coll_async_intercomm_alltoall(call, send, recv);
+    }
+    plan = coll_async_exchange_new(n, me, true, 0);
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }

@@ -99,4 +99,25 @@ int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf,
                            int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            bool exclusive);
 
+/* The same on an intercommunicator (coll_async_intercomm.c): root MPI_ROOT,
+ * MPI_PROC_NULL or a rank of the remote group, -1 for the unrooted forms. */
+int coll_async_intercomm_reduce(const struct coll_async_call *call, const void *sbuf,
+                                void *rbuf, int count, struct ompi_datatype_t *dtype,
+                                struct ompi_op_t *op, int root);
+int coll_async_intercomm_bcast(const struct coll_async_call *call, void *buf, int count,
+                               struct ompi_datatype_t *dtype, int root);
+int coll_async_intercomm_barrier(const struct coll_async_call *call);
+int coll_async_intercomm_gather(const struct coll_async_call *call,
+                                const struct coll_async_side *send,
+                                const struct coll_async_side *recv, int root);
+int coll_async_intercomm_scatter(const struct coll_async_call *call,
+                                 const struct coll_async_side *send,
+                                 const struct coll_async_side *recv, int root);
+int coll_async_intercomm_alltoall(const struct coll_async_call *call,
+                                  const struct coll_async_side *send,
+                                  const struct coll_async_side *recv);
+int coll_async_intercomm_reduce_scatter(const struct coll_async_call *call, const void *sbuf,
+                                        void *rbuf, int rcount, const int *rcounts,
+                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op);
+
 #endif /* MCA_COLL_ASYNC_NATIVE_H */
