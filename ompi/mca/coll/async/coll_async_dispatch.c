@@ -36,9 +36,21 @@ static inline void count_call(enum coll_async_coll coll, enum coll_async_path pa
     }
 }
 
+/* Where nothing below provides a collective the module hands on (an
+ * intercommunicator to another job, with no coll/inter): an error that names
+ * it, not a call through a null pointer. */
+static int not_provided(const char *name, struct ompi_communicator_t *comm)
+{
+    mca_coll_async_show_help(true, "not provided", name, comm->c_name);
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
 /* Calls the function the module below installed for collective name. */
-#define DELEGATE(module, name, ...)                                             \
-    (ASYNC(module)->below.coll_##name(__VA_ARGS__, ASYNC(module)->below.coll_##name##_module))
+#define DELEGATE(module, name, ...)                                                     \
+    (NULL != ASYNC(module)->below.coll_##name                                           \
+         ? ASYNC(module)->below.coll_##name(__VA_ARGS__,                                \
+                                            ASYNC(module)->below.coll_##name##_module)  \
+         : not_provided(#name, comm))
 
 /* Returns native_call's result where the module runs coll natively, else
  * delegate_call's. */

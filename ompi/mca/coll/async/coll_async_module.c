@@ -159,8 +159,12 @@ static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll col
         module->path[coll] = COLL_ASYNC_PATH_NATIVE;
         return OMPI_SUCCESS;
     }
-    if (can_delegate || (on.intercomm && !coll_async_decision_on_intercomm(family))) {
-        module->path[coll] = COLL_ASYNC_PATH_DELEGATED; /* never called, in the second case */
+    if (can_delegate || on.intercomm) {
+        /* On an intercommunicator with nothing below: a family MPI does not
+         * define there is never called, and another job's (the mapper does
+         * not reach it) fails at the call with a message (coll_async_dispatch.c)
+         * unless a component enabled after this one provides it. */
+        module->path[coll] = COLL_ASYNC_PATH_DELEGATED;
         return OMPI_SUCCESS;
     }
     mca_coll_async_show_help(0 == ompi_comm_rank(comm), "nothing below",
@@ -172,10 +176,12 @@ static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll col
 static const char *destination(mca_coll_async_module_t *module, enum coll_async_coll coll,
                                struct ompi_communicator_t *comm)
 {
+    const mca_coll_base_module_t *below = below_module(&module->below, coll);
+
     if (COLL_ASYNC_PATH_NATIVE == module->path[coll]) {
         return "native";
     }
-    return component_of(comm, below_module(&module->below, coll));
+    return NULL != below ? component_of(comm, below) : "nothing (none below)";
 }
 
 /*
@@ -327,12 +333,39 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     return OMPI_SUCCESS;
 }
 
+/* Whether the mapper reaches every rank of comm's remote group: processes of
+ * this job, which the cards describe. */
+static bool reaches_remote_group(struct ompi_communicator_t *comm)
+{
+    if (NULL == mca_coll_async_network()) {
+        return false;
+    }
+    for (int rank = 0; rank < ompi_comm_remote_size(comm); ++rank) {
+        if (ompi_comm_peer_lookup(comm, rank)->super.proc_name.jobid
+            != OMPI_PROC_MY_NAME->jobid) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The component's priority. On an intercommunicator one more, above
+ * coll/inter (whose default equals async's), as it runs them all natively;
+ * but where the mapper cannot reach the remote group, the lowest, so that any
+ * other component that can take it overrides this module's functions. */
+static int query_priority(struct ompi_communicator_t *comm)
+{
+    if (!OMPI_COMM_IS_INTER(comm)) {
+        return mca_coll_async_component.priority;
+    }
+    return reaches_remote_group(comm) ? mca_coll_async_component.priority + 1 : 0;
+}
+
 mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *comm,
                                                   int *priority)
 {
     mca_coll_async_module_t *module;
 
-    (void) comm; /* every communicator is offered one */
     if (mca_coll_async_component.priority < 0) {
         return NULL;
     }
@@ -343,6 +376,6 @@ mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *co
     }
     module->super.coll_module_enable = module_enable;
     mca_coll_async_dispatch_install(&module->super);
-    *priority = mca_coll_async_component.priority;
+    *priority = query_priority(comm);
     return &module->super;
 }
