@@ -479,9 +479,11 @@ int mca_coll_async_params_register(mca_coll_async_component_t *c)
     c->priority = DEFAULT_PRIORITY;
     rc = register_var("priority",
                       "Priority of the async coll component. Above tuned's (30) it handles "
-                      "the collectives of every intracommunicator; components with a lower "
-                      "priority remain as the modules it can delegate to. A negative value "
-                      "disables it.",
+                      "the collectives of every communicator; components with a lower "
+                      "priority remain as the modules it can delegate to. On an "
+                      "intercommunicator it asks one more (above inter's 40), and 0 on one "
+                      "to another job's processes, which it does not reach. A negative "
+                      "value disables it.",
                       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &c->priority);
     if (rc < 0) {
         return rc;
