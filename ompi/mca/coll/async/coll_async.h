@@ -30,7 +30,7 @@
 #include "coll_async_hier.h"
 #include "coll_async_parse.h"
 #include "coll_async_say.h"
-#include "transport/coll_async_mapper.h"
+#include "transport/coll_async_channel.h"
 
 BEGIN_C_DECLS
 

@@ -87,7 +87,7 @@ static int single_copy(struct coll_async_op *base)
                 if (block(op, rank) != op->sbuf) {
                     memcpy(block(op, rank), op->sbuf, op->bytes);
                 }
-            } else if (0 != coll_async_mapper_get(op->channel, rank, block(op, rank),
+            } else if (0 != coll_async_channel_get(op->channel, rank, block(op, rank),
                                                   schedule_token(op, rank, 0), 0, op->bytes)) {
                 return OMPI_ERROR;
             }

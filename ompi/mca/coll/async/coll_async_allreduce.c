@@ -509,7 +509,7 @@ static int reduce_slice_from_peers(struct coll_async_sched *op, char *out, size_
             if (rank == shm->rank) {
                 continue;
             }
-            rc = coll_async_mapper_get(op->channel, rank, incoming, schedule_token(op, rank, 0),
+            rc = coll_async_channel_get(op->channel, rank, incoming, schedule_token(op, rank, 0),
                                        element_offset(op, first + done),
                                        element_offset(op, piece));
             if (0 != rc) {
@@ -548,7 +548,7 @@ static int single_copy_slice(struct coll_async_sched *op, size_t first, size_t s
         if (OMPI_SUCCESS != rc) {
             return rc;
         }
-        if (0 != coll_async_mapper_put(op->channel, op->root, schedule_token(op, op->root, 1),
+        if (0 != coll_async_channel_put(op->channel, op->root, schedule_token(op, op->root, 1),
                                        element_offset(op, first + done), op->channel->bounce,
                                        element_offset(op, piece))) {
             return OMPI_ERROR;
@@ -594,7 +594,7 @@ static int single_copy(struct coll_async_op *base)
                 }
                 schedule_slice(op->count, op->reduction.size, shm->nranks, rank, &first,
                                &share);
-                if (0 != coll_async_mapper_get(op->channel, rank,
+                if (0 != coll_async_channel_get(op->channel, rank,
                                                (char *) op->rbuf + element_offset(op, first),
                                                schedule_token(op, rank, 1),
                                                element_offset(op, first),
@@ -636,5 +636,5 @@ void coll_async_reduction_begin(struct coll_async_op *base)
                 / (shm.slot_size / op->reduction.size);
         break;
     }
-    op->seq = coll_async_mapper_sequence(op->channel, steps);
+    op->seq = coll_async_channel_sequence(op->channel, steps);
 }

@@ -35,5 +35,5 @@ void coll_async_barrier_begin(struct coll_async_op *base)
 
     op->phase = 0;
     op->base.step = arrive_and_wait;
-    op->seq = coll_async_mapper_sequence(op->channel, 1);
+    op->seq = coll_async_channel_sequence(op->channel, 1);
 }

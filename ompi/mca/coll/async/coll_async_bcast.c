@@ -77,7 +77,7 @@ static int single_copy(struct coll_async_op *base)
         if (!coll_async_shm_reached(shm, op->root, COLL_ASYNC_SHM_ARRIVED, op->seq)) {
             return COLL_ASYNC_AGAIN;
         }
-        if (0 != coll_async_mapper_get(op->channel, op->root, op->rbuf,
+        if (0 != coll_async_channel_get(op->channel, op->root, op->rbuf,
                                        schedule_token(op, op->root, 0), 0, op->bytes)) {
             return OMPI_ERROR;
         }

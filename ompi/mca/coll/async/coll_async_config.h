@@ -25,7 +25,7 @@
 #include "coll_async_collectives.h"
 #include "coll_async_decision.h"
 #include "coll_async_parse.h"
-#include "transport/coll_async_mapper.h"
+#include "transport/coll_async_channel.h"
 
 struct coll_async_config {
     /* Each node's shared-memory channel. */

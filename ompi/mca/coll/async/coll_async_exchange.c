@@ -237,7 +237,7 @@ static void agree_on_rounds(struct coll_async_sched *op)
     }
     op->rounds = most;
     if (most > 1) {
-        (void) coll_async_mapper_sequence(op->channel, most - 1);
+        (void) coll_async_channel_sequence(op->channel, most - 1);
     }
 }
 
@@ -334,8 +334,8 @@ void coll_async_exchange_begin(struct coll_async_op *base)
     op->base.step = exchange_then_finish;
     if (plan->uniform && 0 != lane_bytes(op)) {
         op->rounds = uniform_rounds(plan, lane_bytes(op));
-        op->seq = coll_async_mapper_sequence(op->channel, op->rounds);
+        op->seq = coll_async_channel_sequence(op->channel, op->rounds);
         return;
     }
-    op->seq = coll_async_mapper_sequence(op->channel, 1);
+    op->seq = coll_async_channel_sequence(op->channel, 1);
 }

@@ -398,7 +398,7 @@ void mca_coll_async_hier_close(struct coll_async_hier *hier)
     }
     mca_coll_async_hier_multicast_close(hier);
     if (hier->has_local) {
-        coll_async_mapper_close(&hier->local);
+        coll_async_channel_close(&hier->local);
     }
     free(hier->node_of);
     free(hier->node_ranks);

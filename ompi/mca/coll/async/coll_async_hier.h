@@ -29,7 +29,7 @@
 #include "coll_async_internode.h"
 #include "coll_async_multicast.h"
 #include "coll_async_peers.h"
-#include "transport/coll_async_mapper.h"
+#include "transport/coll_async_channel.h"
 
 struct coll_async_op;
 struct coll_async_hier_multicast;
@@ -56,7 +56,7 @@ struct coll_async_hier {
     uint32_t *group_peer;
     int *ring;          /* profiled ring order of the groups, or NULL */
 
-    struct coll_async_peers peers; /* every rank, on the mapper between nodes */
+    struct coll_async_peers peers; /* every rank, on the mapper */
 
     size_t multi_leader_bytes;
     enum coll_async_alg algorithm[COLL_ASYNC_NUM_FAMILIES]; /* the parameters, per family */

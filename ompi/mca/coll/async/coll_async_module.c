@@ -49,7 +49,7 @@ static void module_destruct(mca_coll_async_module_t *module)
     coll_async_stream_drain(&module->stream, NULL);
     coll_async_peers_free(&module->own_peers);
     if (module->has_channel) {
-        coll_async_mapper_close(&module->channel);
+        coll_async_channel_close(&module->channel);
     }
     mca_coll_async_hier_close(module->hier);
 }
@@ -143,7 +143,7 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
                         "slots written in %zu-byte pieces, large messages %s",
                         comm->c_name, coll_async_comm_cid(comm), ompi_comm_size(comm),
                         ompi_comm_rank(comm), config->channel.slot_size, config->channel.piece_size,
-                        coll_async_mapper_single_copy(&module->channel)
+                        coll_async_channel_single_copy(&module->channel)
                             ? "in one copy (CMA)"
                             : "pipelined through the slots");
 }
@@ -245,7 +245,7 @@ static void report_fallbacks(mca_coll_async_module_t *module, struct ompi_commun
         }
         if (NULL != channel
             && coll_async_decision_shm_fallback(family, alg,
-                                                coll_async_mapper_single_copy(channel))) {
+                                                coll_async_channel_single_copy(channel))) {
             opal_output_verbose(1, mca_coll_async_output,
                                 "coll:async: %s (cid %u, size %d): %s forced to %s, which "
                                 "needs CMA between this node's ranks: auto inside the node",

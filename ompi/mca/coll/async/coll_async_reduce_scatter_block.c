@@ -84,5 +84,5 @@ void coll_async_reduce_scatter_block_begin(struct coll_async_op *base)
     op->phase = 0;
     op->done = 0;
     op->base.step = staged;
-    op->seq = coll_async_mapper_sequence(op->channel, (op->count + per_chunk - 1) / per_chunk);
+    op->seq = coll_async_channel_sequence(op->channel, (op->count + per_chunk - 1) / per_chunk);
 }

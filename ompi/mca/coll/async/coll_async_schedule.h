@@ -20,7 +20,7 @@
  * peer, and resumes there at the next call.
  *
  * These schedules serve the ranks of one node, over its shared-memory channel
- * (coll_async_mapper.h); across nodes coll_async_hierarchical.c runs them inside
+ * (coll_async_channel.h); across nodes coll_async_hierarchical.c runs them inside
  * each node around the leaders' algorithms (coll_async_internode.h).
  */
 
@@ -34,7 +34,7 @@
 #include "coll_async_decision.h"
 #include "coll_async_engine.h"
 #include "coll_async_reduction.h"
-#include "transport/coll_async_mapper.h"
+#include "transport/coll_async_channel.h"
 
 /* A schedule's op: the engine's op, and the schedule's arguments and position,
  * which the engine never reads. The glue fills the arguments (on the stack, or
@@ -96,7 +96,7 @@ static inline struct coll_async_decision_shm schedule_decision(const struct coll
     return (struct coll_async_decision_shm){
         .nranks = op->channel->shm.nranks,
         .slot_size = op->channel->shm.slot_size,
-        .single_copy = coll_async_mapper_single_copy(op->channel),
+        .single_copy = coll_async_channel_single_copy(op->channel),
         .reduce_mode = coll_async_schedule_config.reduce_mode,
         .small_reduce_bytes = coll_async_schedule_config.small_reduce_bytes,
         .has_atomic = NULL != op->reduction.kernel_atomic,
@@ -120,7 +120,7 @@ static inline void schedule_by_size(struct coll_async_sched *op, enum coll_async
         op->base.step = staged;
         steps = (op->bytes + slot - 1) / slot;
     }
-    op->seq = coll_async_mapper_sequence(op->channel, steps);
+    op->seq = coll_async_channel_sequence(op->channel, steps);
 }
 
 static inline struct coll_async_shm_segment *schedule_shm(const struct coll_async_sched *op)
@@ -234,8 +234,8 @@ static inline void schedule_publish_tokens(const struct coll_async_sched *op, co
 {
     struct coll_async_shm_control *mine = &schedule_shm(op)->control[schedule_shm(op)->rank];
 
-    mine->address[0] = coll_async_mapper_token(first);
-    mine->address[1] = coll_async_mapper_token(second);
+    mine->address[0] = coll_async_channel_token(first);
+    mine->address[1] = coll_async_channel_token(second);
 }
 
 static inline uint64_t schedule_token(const struct coll_async_sched *op, int rank, int which)

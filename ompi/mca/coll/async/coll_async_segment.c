@@ -121,7 +121,7 @@ int mca_coll_async_segment_open(struct coll_async_channel *channel,
         if (0 == index) {
             coll_async_remove_at_exit(path);
         }
-        rc = coll_async_mapper_open(channel, &id, count, index, config, &failure);
+        rc = coll_async_channel_open(channel, &id, count, index, config, &failure);
     }
     if (0 == rc) {
         return OMPI_SUCCESS;

@@ -8,7 +8,7 @@
  */
 
 /*
- * coll/async: the mapper between nodes (see coll_async_net.h).
+ * coll/async: the mapper (see coll_async_net.h).
  */
 
 #include <errno.h>

@@ -8,16 +8,17 @@
  */
 
 /*
- * coll/async: the mapper between nodes.
+ * coll/async: the mapper.
  *
- * Puts one point-to-point transport (coll_async_transport.h) behind each peer
- * on another node: the first, in the caller's order of preference, that reaches
- * it. The leaders' algorithms see one service, tagged bulk transfers
- * (coll_async_transport.h says what a tag promises), whichever transport
- * carries them; the engine's driver sees one progress function and one fd to
- * sleep on, which also cover the one-to-many transports attached later (a
- * communicator's multicast group), since the driver's watch is set once for the
- * process. The mapper never knows which transports it holds.
+ * Puts one point-to-point transport (coll_async_transport.h) behind each peer:
+ * the first, in the caller's order of preference, that reaches it (the mailbox
+ * for a peer of this node, verbs or TCP for another's). The algorithms see one
+ * service, tagged bulk transfers (coll_async_transport.h says what a tag
+ * promises), whichever transport carries them; the engine's driver sees one
+ * progress function and one fd to sleep on (a transport with no fd is polled
+ * while an op is in flight), which also cover the one-to-many transports
+ * attached later (a communicator's multicast group), since the driver's watch is
+ * set once for the process. The mapper never knows which transports it holds.
  *
  * Not thread-safe: one thread at a time calls in (the engine's driver), but
  * coll_async_net_release, which any thread may call.

@@ -8,20 +8,20 @@
  */
 
 /*
- * coll/async: opening and closing a communicator's channel. See coll_async_mapper.h.
+ * coll/async: opening and closing a communicator's channel. See coll_async_channel.h.
  */
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "coll_async_mapper.h"
+#include "coll_async_channel.h"
 
 /* Large reductions read peers' data through this many bytes at a time: small
  * enough to stay in cache between the read and the reduction. */
 #define BOUNCE_SIZE (64 * 1024)
 
-int coll_async_mapper_open(struct coll_async_channel *channel,
+int coll_async_channel_open(struct coll_async_channel *channel,
                            const struct coll_async_shm_identity *id, int nranks, int rank,
                            const struct coll_async_channel_config *config,
                            struct coll_async_shm_failure *failure)
@@ -50,7 +50,7 @@ int coll_async_mapper_open(struct coll_async_channel *channel,
     return rc;
 }
 
-void coll_async_mapper_close(struct coll_async_channel *channel)
+void coll_async_channel_close(struct coll_async_channel *channel)
 {
     coll_async_shm_detach(&channel->shm);
     free(channel->bounce);

@@ -8,22 +8,19 @@
  */
 
 /*
- * coll/async: the transport mapper.
+ * coll/async: a communicator's channel inside a node.
  *
- * Algorithms move data only through the mapper. Per communicator it opens a
- * channel: the transports that reach its ranks, connected when the communicator
- * is created (connecting is collective, and only a collective call is sure to meet
- * every peer) and reused by every collective on it. Inside a node the transport
- * is shared memory, whose one-to-many form is the segment itself: slots every
- * rank reads, flags every rank polls. Large data moves with get/put against a
- * remote token (a peer's buffer address, here used through CMA).
- *
- * It maps the ranks of one node; between nodes the leaders use the mapper of
- * coll_async_net.h, a separate interface (docs/architecture.md, Not yet).
+ * The shared-memory segment of the communicator's ranks on this node (created
+ * when the communicator is: coll_async_shm.h), the sequence numbers its
+ * collectives take in it, and single-copy get/put against a remote token (a
+ * peer's buffer address, used through CMA). The shared-memory schedules reduce
+ * and copy in place in its slots and poll its flags: it is the collective form
+ * of shared memory. Its point-to-point form, to any peer of this node, is the
+ * mailbox behind the mapper (coll_async_net.h, coll_async_mailbox.h).
  */
 
-#ifndef MCA_COLL_ASYNC_MAPPER_H
-#define MCA_COLL_ASYNC_MAPPER_H
+#ifndef MCA_COLL_ASYNC_CHANNEL_H
+#define MCA_COLL_ASYNC_CHANNEL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,14 +45,14 @@ struct coll_async_channel {
 /* Opens the channel of a communicator whose nranks ranks share this node, over
  * the segment of id (coll_async_shm.h). Collective, with one outcome for all the
  * ranks: 0, or -errno with failure saying why. */
-int coll_async_mapper_open(struct coll_async_channel *channel,
+int coll_async_channel_open(struct coll_async_channel *channel,
                            const struct coll_async_shm_identity *id, int nranks, int rank,
                            const struct coll_async_channel_config *config,
                            struct coll_async_shm_failure *failure);
-void coll_async_mapper_close(struct coll_async_channel *channel);
+void coll_async_channel_close(struct coll_async_channel *channel);
 
 /* Hands out count consecutive sequence numbers; returns the first. */
-static inline uint64_t coll_async_mapper_sequence(struct coll_async_channel *channel,
+static inline uint64_t coll_async_channel_sequence(struct coll_async_channel *channel,
                                                   uint64_t count)
 {
     uint64_t first = channel->seq + 1;
@@ -64,30 +61,30 @@ static inline uint64_t coll_async_mapper_sequence(struct coll_async_channel *cha
     return first;
 }
 
-static inline bool coll_async_mapper_single_copy(const struct coll_async_channel *channel)
+static inline bool coll_async_channel_single_copy(const struct coll_async_channel *channel)
 {
     return channel->shm.cma;
 }
 
 /* The token a peer uses to reach buffer: its address in this process. */
-static inline uint64_t coll_async_mapper_token(const void *buffer)
+static inline uint64_t coll_async_channel_token(const void *buffer)
 {
     return (uint64_t) (uintptr_t) buffer;
 }
 
 /* Reads length bytes at offset of the peer's buffer named by token. */
-static inline int coll_async_mapper_get(struct coll_async_channel *channel, int peer,
+static inline int coll_async_channel_get(struct coll_async_channel *channel, int peer,
                                         void *local, uint64_t token, size_t offset,
                                         size_t length)
 {
     return coll_async_shm_cma_read(&channel->shm, peer, local, token + offset, length);
 }
 
-static inline int coll_async_mapper_put(struct coll_async_channel *channel, int peer,
+static inline int coll_async_channel_put(struct coll_async_channel *channel, int peer,
                                         uint64_t token, size_t offset, const void *local,
                                         size_t length)
 {
     return coll_async_shm_cma_write(&channel->shm, peer, token + offset, local, length);
 }
 
-#endif /* MCA_COLL_ASYNC_MAPPER_H */
+#endif /* MCA_COLL_ASYNC_CHANNEL_H */
