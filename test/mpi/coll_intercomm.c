@@ -1,0 +1,585 @@
+/*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * coll_intercomm: the collectives MPI defines on intercommunicators, checked
+ * against what each rank computes itself.
+ *
+ *   mpirun -np N coll_intercomm [--expect-component=yes|no] [--max-count C]
+ *                               [--forms blocking,nonblocking,persistent]
+ *                               [--only NAME[,NAME...]] [--skip NAME[,NAME...]]
+ *                               [--spawn] [--verbose] [--thread-multiple]
+ *
+ * Intercommunicators (N >= 2), each rank's two groups called 0 and 1 everywhere:
+ *   split        world ranks 0..k-1 and k..N-1, k = max(1, (N-1)/2): unequal sizes
+ *                from N = 3 on (1 + 2, 1 + 3, 2 + 3, ...);
+ *   interleaved  even and odd world ranks, the odd ones in reverse world order, so
+ *                a fold in world order instead of the group's order is wrong;
+ *   re-split     split merged back (MPI_Intercomm_merge, group 1 first) and cut
+ *                again by the parity of the merged rank, MPI_Intercomm_create over
+ *                the merged communicator rather than MPI_COMM_WORLD.
+ * With --mca coll_async_virtual_nodes 2 the groups of split sit on different
+ * virtual nodes and those of interleaved straddle them.
+ *
+ * Collectives: MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Allgather(v),
+ * MPI_Alltoall(v,w), MPI_Gather(v), MPI_Scatter(v), MPI_Reduce_scatter_block,
+ * MPI_Reduce_scatter, MPI_Barrier, each blocking, nonblocking (MPI_I..., MPI_Wait)
+ * and persistent (MPI_..._init, then twice: new data, MPI_Start, MPI_Wait, check;
+ * then MPI_Request_free). Rooted ones with the root in either group, first and last
+ * rank of it (coll_intercomm_colls.c: the conventions). Reductions: MPI_SUM on
+ * MPI_INT and a non-commutative affine op (coll_user_op's) on pairs; each group
+ * gets the reduction of the other group's inputs folded in that group's rank
+ * order; reduce_scatter(_block) counts make both groups' vectors count*n0*n1 long.
+ * Data movement on MPI_INT and on a vector of 2 ints with 4-byte holes (extent
+ * 16), counts 0, 1, 7, 1000, 100000. The whole receive buffer and GUARD bytes past
+ * it must equal the image each rank builds (holes, gaps, the PROC_NULL ranks'
+ * buffers: the fill pattern); send buffers must not change. Barrier: one group
+ * sleeps 100 ms before entering, the other must not leave before (>= 75 ms).
+ *
+ * Around every call (every MPI_Start for the persistent form) coll/async's counter
+ * coll_async_<name>_native must move by one and coll_async_<name>_delegated not at
+ * all (by at most one for a zero count, which Open MPI's bindings may answer);
+ * creating a persistent request moves neither. --expect-component=no skips them.
+ * --skip takes counter names (ialltoallw, reduce_scatter_init, ...) for what an
+ * Open MPI below cannot do on intercommunicators; --only takes family names.
+ *
+ * --spawn: MPI_Comm_spawn of 2 more copies of this program, then a bcast and an
+ * allreduce (blocking and nonblocking) over the parent-child intercommunicator.
+ *
+ * COLL_INTERCOMM_BREAK=1 in the environment corrupts one expected value, so the
+ * run must fail. Ends with "coll_intercomm: N checks, M failures" (summed over the
+ * ranks) on rank 0; the exit status is non-zero on any failure.
+ */
+
+#include "coll_intercomm.h"
+#include "mpi4_persistent.h"
+#include "pvar_counter.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct elemtype elemtypes[NUM_ELEMS] = {
+    [E_INT] = {"MPI_INT", MPI_DATATYPE_NULL, 4, 1, {0, 0}},
+    [E_GAPS] = {"int vector with holes", MPI_DATATYPE_NULL, 16, 2, {0, 8}},
+    [E_PAIR] = {"affine pair", MPI_DATATYPE_NULL, 8, 2, {0, 4}},
+};
+MPI_Op affine_op = MPI_OP_NULL;
+
+static const char *const form_names[NUM_FORMS] = {"blocking", "nonblocking", "persistent"};
+static const int counts[] = {0, 1, 7, 1000, 100000};
+
+static int world_rank, use_counters = 1, verbose, max_count = 100000;
+static int form_enabled[NUM_FORMS] = {1, 1, 1};
+static int coll_enabled[NUM_COLLS];
+static char skip_list[1024];
+static struct pvar_families counters;
+static long checks, failures;
+static int break_reference, broken;
+static uint32_t next_salt;
+
+/* --- the affine operation ------------------------------------------------------- */
+
+static void affine_fn(void *invec, void *inoutvec, int *len, MPI_Datatype *dtype)
+{
+    uint32_t *in = invec, *io = inoutvec;
+
+    (void) dtype;
+    for (int i = 0; i < *len; ++i) { /* inout = in, then inout */
+        uint32_t a = io[2 * i] * in[2 * i], b = io[2 * i] * in[2 * i + 1] + io[2 * i + 1];
+
+        io[2 * i] = a;
+        io[2 * i + 1] = b;
+    }
+}
+
+static void create_types(void)
+{
+    MPI_Datatype vec;
+
+    elemtypes[E_INT].dtype = MPI_INT;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, 16, &elemtypes[E_GAPS].dtype);
+    MPI_Type_free(&vec);
+    MPI_Type_commit(&elemtypes[E_GAPS].dtype);
+    MPI_Type_contiguous(2, MPI_UINT32_T, &elemtypes[E_PAIR].dtype);
+    MPI_Type_commit(&elemtypes[E_PAIR].dtype);
+    MPI_Op_create(affine_fn, 0, &affine_op);
+}
+
+static void free_types(void)
+{
+    MPI_Op_free(&affine_op);
+    MPI_Type_free(&elemtypes[E_GAPS].dtype);
+    MPI_Type_free(&elemtypes[E_PAIR].dtype);
+}
+
+/* --- reporting ------------------------------------------------------------------ */
+
+static void call_name(const struct call *c, char *out, size_t len)
+{
+    snprintf(out, len, "%s%s%s", NONBLOCKING == c->form ? "i" : "", coll_names[c->coll],
+             PERSISTENT == c->form ? "_init" : "");
+}
+
+static void describe(char *out, size_t len, const struct call *c)
+{
+    char name[64];
+    int n;
+
+    call_name(c, name, sizeof(name));
+    n = snprintf(out, len, "%s on %s (group %d of %d+%d ranks, rank %d), %s, count %d", name,
+                 c->s->name, c->s->group, c->s->nl, c->s->nr, c->s->me, c->t->name, c->count);
+    if (rooted(c->coll) && n > 0 && (size_t) n < len) {
+        n += snprintf(out + n, len - (size_t) n, ", root: rank %d of group %d", c->root,
+                      c->root_group);
+    }
+    if (PERSISTENT == c->form && n > 0 && (size_t) n < len) {
+        snprintf(out + n, len - (size_t) n, ", start %d", c->start + 1);
+    }
+}
+
+#define FAIL(c, ...)                                                                       \
+    do {                                                                                   \
+        if (failures++ < 20) {                                                             \
+            char what_[320], line_[320];                                                   \
+            describe(what_, sizeof(what_), (c));                                           \
+            snprintf(line_, sizeof(line_), __VA_ARGS__);                                   \
+            fprintf(stderr, PROGRAM ": rank %d: FAIL %s: %s\n", world_rank, what_, line_); \
+        }                                                                                  \
+    } while (0)
+
+static void fail_rc(const struct call *c, const char *what, int rc)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+
+    MPI_Error_string(rc, text, &len);
+    FAIL(c, "%s returned %d (%s)", what, rc, text);
+}
+
+/* --- counters --------------------------------------------------------------------- */
+
+static void read_counters(const struct call *c, unsigned long long out[PVAR_PATHS])
+{
+    out[PVAR_PATH_NATIVE] = out[PVAR_PATH_DELEGATED] = 0;
+    if (use_counters) {
+        pvar_families_read(&counters, c->coll, c->form, out);
+    }
+}
+
+/* native must have moved by want (want < 0: by 0 or 1), delegated not at all. */
+static void check_counters(const struct call *c, const unsigned long long before[PVAR_PATHS],
+                           int want)
+{
+    unsigned long long now[PVAR_PATHS];
+    char name[96];
+
+    if (!use_counters) {
+        return;
+    }
+    pvar_families_read(&counters, c->coll, c->form, now);
+    checks += 2;
+    if (want < 0 ? now[0] - before[0] > 1 : now[0] - before[0] != (unsigned long long) want) {
+        pvar_families_name(&counters, c->coll, c->form, PVAR_PATH_NATIVE, name, sizeof(name));
+        FAIL(c, "counter %s moved by %llu, expected %s", name, now[0] - before[0],
+             want < 0 ? "0 or 1 (a zero count)" : want ? "1" : "0");
+    }
+    if (now[1] != before[1]) {
+        pvar_families_name(&counters, c->coll, c->form, PVAR_PATH_DELEGATED, name, sizeof(name));
+        FAIL(c, "counter %s moved by %llu, expected 0", name, now[1] - before[1]);
+    }
+}
+
+/* --- one call --------------------------------------------------------------------- */
+
+static void compare(const struct call *c, const char *what, const char *got, const char *want,
+                    size_t bytes)
+{
+    ++checks;
+    for (size_t i = 0; i < bytes + GUARD; ++i) {
+        if (got[i] != want[i]) {
+            if (i >= bytes) {
+                FAIL(c, "%s: byte %zu past its end is 0x%02X, expected the 0x%02X pattern",
+                     what, i - bytes, (unsigned char) got[i], SENTINEL);
+            } else {
+                FAIL(c, "%s: byte %zu (element %zu, byte %zu in it) is 0x%02X, expected 0x%02X",
+                     what, i, i / c->t->extent, i % c->t->extent, (unsigned char) got[i],
+                     (unsigned char) want[i]);
+            }
+            return;
+        }
+    }
+}
+
+static int skipped(const struct call *c)
+{
+    char name[64], *at;
+    size_t len;
+
+    call_name(c, name, sizeof(name));
+    len = strlen(name);
+    for (at = strstr(skip_list, name); NULL != at; at = strstr(at + 1, name)) {
+        if ((at == skip_list || ',' == at[-1]) && (',' == at[len] || '\0' == at[len])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void run_call(struct call *c)
+{
+    struct args a = {0};
+    unsigned long long before[PVAR_PATHS];
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc, want;
+
+    call_plan(c, &a);
+    want = a.any_data ? 1 : -1;
+    for (c->start = 0; c->start < (PERSISTENT == c->form ? 2 : 1); ++c->start) {
+        c->salt = next_salt++;
+        call_fill(c, &a);
+        if (verbose) {
+            char what[320];
+
+            describe(what, sizeof(what), c);
+            fprintf(stderr, PROGRAM ": rank %d: %s\n", world_rank, what);
+        }
+        if (PERSISTENT != c->form || 0 == c->start) {
+            read_counters(c, before);
+            rc = call_issue(c, &a, &req);
+            if (MPI_SUCCESS != rc) {
+                fail_rc(c, "the call", rc);
+                break;
+            }
+            if (PERSISTENT == c->form) {
+                check_counters(c, before, 0); /* creating the request runs nothing */
+            }
+        }
+        if (PERSISTENT == c->form) {
+            read_counters(c, before);
+            if (MPI_SUCCESS != (rc = MPI_Start(&req))) {
+                fail_rc(c, "MPI_Start", rc);
+                break;
+            }
+        }
+        if (BLOCKING != c->form && MPI_SUCCESS != (rc = MPI_Wait(&req, MPI_STATUS_IGNORE))) {
+            fail_rc(c, "MPI_Wait", rc);
+            break;
+        }
+        check_counters(c, before, want);
+        if (break_reference && !broken && ALLREDUCE == c->coll && BLOCKING == c->form
+            && 7 == c->count) {
+            a.image[3 * c->t->extent] ^= 0x10; /* the deliberate mistake: the run must fail */
+            broken = 1;
+        }
+        compare(c, "the receive buffer", a.rbuf, a.image, a.rbytes);
+        compare(c, "the send buffer", a.sbuf, a.scopy, a.sbytes);
+    }
+    if (PERSISTENT == c->form && MPI_REQUEST_NULL != req) {
+        MPI_Request_free(&req);
+    }
+    call_free(&a);
+}
+
+/* One group sleeps, then enters; the other must wait for it. */
+static void run_barrier(struct call *c, int sleeper)
+{
+    const double sleep_s = 0.1, at_least_s = 0.075;
+    struct timespec nap = {0, 100000000L};
+    unsigned long long before[PVAR_PATHS];
+    MPI_Request req = MPI_REQUEST_NULL;
+    struct args none = {0};
+    int rc;
+
+    for (c->start = 0; c->start < (PERSISTENT == c->form ? 2 : 1); ++c->start) {
+        double t0;
+
+        if (PERSISTENT == c->form && 0 == c->start) {
+            read_counters(c, before);
+            if (MPI_SUCCESS != (rc = call_issue(c, &none, &req))) {
+                fail_rc(c, "the call", rc);
+                return;
+            }
+            check_counters(c, before, 0);
+        }
+        MPI_Barrier(MPI_COMM_WORLD); /* both groups start together */
+        read_counters(c, before);
+        if (c->s->group == sleeper) {
+            nanosleep(&nap, NULL);
+        }
+        t0 = MPI_Wtime();
+        rc = PERSISTENT == c->form ? MPI_Start(&req) : call_issue(c, &none, &req);
+        if (MPI_SUCCESS == rc && BLOCKING != c->form) {
+            rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        }
+        if (MPI_SUCCESS != rc) {
+            fail_rc(c, "the barrier", rc);
+            break;
+        }
+        check_counters(c, before, 1);
+        ++checks;
+        if (c->s->group != sleeper && MPI_Wtime() - t0 < at_least_s) {
+            FAIL(c, "left after %.1f ms, before group %d entered (it slept %.0f ms first)",
+                 (MPI_Wtime() - t0) * 1e3, sleeper, sleep_s * 1e3);
+        }
+    }
+    if (PERSISTENT == c->form && MPI_REQUEST_NULL != req) {
+        MPI_Request_free(&req);
+    }
+}
+
+/* Every case of one intercommunicator. */
+static void run_side(const struct side *s)
+{
+    for (int k = 0; k < NUM_COLLS; ++k) {
+        enum coll coll = (enum coll) k;
+        int elems[2] = {E_INT, reduction(coll) ? E_PAIR : E_GAPS};
+
+        if (!coll_enabled[k]) {
+            continue;
+        }
+        for (int m = 0; m < NUM_FORMS; ++m) {
+            struct call c = {.coll = coll, .form = (enum form) m, .s = s,
+                             .t = &elemtypes[E_INT]};
+
+            if (!form_enabled[m] || skipped(&c)) {
+                continue;
+            }
+            if (BARRIER == coll) {
+                run_barrier(&c, 0);
+                run_barrier(&c, 1);
+                continue;
+            }
+            for (int e = 0; e < 2; ++e) {
+                for (size_t ni = 0; ni < sizeof(counts) / sizeof(counts[0]); ++ni) {
+                    for (int rg = 0; rg < (rooted(coll) ? 2 : 1); ++rg) {
+                        /* the root group's size: nl where it is ours, else nr */
+                        int n = rg == s->group ? s->nl : s->nr;
+
+                        for (int ri = 0; ri < (rooted(coll) && n > 1 ? 2 : 1); ++ri) {
+                            if (counts[ni] > max_count) {
+                                continue;
+                            }
+                            c.t = &elemtypes[elems[e]];
+                            c.count = counts[ni];
+                            c.root_group = rg;
+                            c.root = 0 == ri ? 0 : n - 1;
+                            run_call(&c);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* --- the intercommunicators --------------------------------------------------------- */
+
+static void make_side(struct side *s, const char *name, MPI_Comm peer, int group, int key,
+                      int remote_leader)
+{
+    MPI_Comm local;
+    int peer_rank;
+
+    MPI_Comm_rank(peer, &peer_rank);
+    MPI_Comm_split(peer, group, key, &local);
+    MPI_Intercomm_create(local, 0, peer, remote_leader, 77, &s->comm);
+    MPI_Comm_free(&local);
+    s->name = name;
+    s->group = group;
+    MPI_Comm_rank(s->comm, &s->me);
+    MPI_Comm_size(s->comm, &s->nl);
+    MPI_Comm_remote_size(s->comm, &s->nr);
+    MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN);
+}
+
+static void side_of_comm(struct side *s, MPI_Comm comm, const char *name, int group)
+{
+    s->comm = comm;
+    s->name = name;
+    s->group = group;
+    MPI_Comm_rank(comm, &s->me);
+    MPI_Comm_size(comm, &s->nl);
+    MPI_Comm_remote_size(comm, &s->nr);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+}
+
+static long spawn_cases(const struct side *s)
+{
+    long before = failures;
+
+    next_salt = 1u << 30; /* parents and children in step */
+    for (int m = 0; m < 2; ++m) {
+        struct call c = {.coll = BCAST, .form = (enum form) m, .s = s,
+                         .t = &elemtypes[E_INT], .count = 7};
+
+        run_call(&c);
+        c.coll = ALLREDUCE;
+        c.t = &elemtypes[E_PAIR];
+        run_call(&c);
+    }
+    return failures - before;
+}
+
+/* --- main ---------------------------------------------------------------------------- */
+
+static void usage(void)
+{
+    if (0 == world_rank) {
+        fprintf(stderr, "usage: " PROGRAM " [--expect-component=yes|no] [--max-count C] "
+                "[--forms blocking,nonblocking,persistent] [--only NAME[,NAME...]] "
+                "[--skip NAME[,NAME...]] [--spawn] [--verbose] [--thread-multiple]\n");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int world_size, provided, multiple = 0, spawn = 0;
+    long mine[2], totals[2] = {0, 0}, theirs[2] = {0, 0};
+    const char *brk = getenv("COLL_INTERCOMM_BREAK");
+    MPI_Comm parent;
+
+    for (int i = 1; i < argc; ++i) {
+        multiple = multiple || 0 == strcmp(argv[i], "--thread-multiple");
+    }
+    MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+                    &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    for (int k = 0; k < NUM_COLLS; ++k) {
+        coll_enabled[k] = 1;
+    }
+    for (int i = 1; i < argc; ++i) {
+        if (0 == strcmp(argv[i], "--expect-component=yes")) {
+            use_counters = 1;
+        } else if (0 == strcmp(argv[i], "--expect-component=no")) {
+            use_counters = 0;
+        } else if (0 == strcmp(argv[i], "--forms") && i + 1 < argc) {
+            ++i;
+            for (int m = 0; m < NUM_FORMS; ++m) {
+                form_enabled[m] = NULL != strstr(argv[i], form_names[m]);
+            }
+        } else if (0 == strcmp(argv[i], "--only") && i + 1 < argc) {
+            char list[1024];
+
+            snprintf(list, sizeof(list), ",%s,", argv[++i]);
+            for (int k = 0; k < NUM_COLLS; ++k) {
+                char item[64];
+
+                snprintf(item, sizeof(item), ",%s,", coll_names[k]);
+                coll_enabled[k] = NULL != strstr(list, item);
+            }
+        } else if (0 == strcmp(argv[i], "--skip") && i + 1 < argc) {
+            snprintf(skip_list, sizeof(skip_list), "%s", argv[++i]);
+        } else if (0 == strcmp(argv[i], "--max-count") && i + 1 < argc) {
+            max_count = atoi(argv[++i]);
+        } else if (0 == strcmp(argv[i], "--verbose")) {
+            verbose = 1;
+        } else if (0 == strcmp(argv[i], "--spawn")) {
+            spawn = 1;
+        } else if (0 == strcmp(argv[i], "--thread-multiple")) {
+            if (MPI_THREAD_MULTIPLE != provided) {
+                fprintf(stderr, PROGRAM ": MPI_THREAD_MULTIPLE not provided\n");
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+        } else {
+            usage();
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    break_reference = NULL != brk && 0 == strcmp(brk, "1");
+    create_types();
+    if (use_counters) {
+        pvar_families_open(&counters, coll_names, NUM_COLLS, PROGRAM);
+    }
+
+    MPI_Comm_get_parent(&parent);
+    if (MPI_COMM_NULL != parent) { /* a spawned child: its part of --spawn, then done */
+        struct side s;
+
+        side_of_comm(&s, parent, "the parent-child intercommunicator", 1);
+        spawn_cases(&s);
+        mine[0] = checks;
+        mine[1] = failures;
+        MPI_Allreduce(mine, theirs, 2, MPI_LONG, MPI_SUM, parent);
+        MPI_Comm_disconnect(&parent);
+        if (use_counters) {
+            pvar_families_close(&counters);
+        }
+        free_types();
+        MPI_Finalize();
+        return 0 == failures ? 0 : 1;
+    }
+
+    if (world_size >= 2) {
+        struct side split, interleaved, resplit;
+        int k = (world_size - 1) / 2 > 1 ? (world_size - 1) / 2 : 1;
+        int low = world_rank < k, even = 0 == world_rank % 2;
+        MPI_Comm merged;
+        int mrank;
+
+        make_side(&split, "split", MPI_COMM_WORLD, low ? 0 : 1, world_rank, low ? k : 0);
+        make_side(&interleaved, "interleaved", MPI_COMM_WORLD, even ? 0 : 1,
+                  even ? world_rank : -world_rank, even ? world_size - 1 - (world_size % 2) : 0);
+        MPI_Intercomm_merge(split.comm, 0 == split.group, &merged);
+        MPI_Comm_rank(merged, &mrank);
+        make_side(&resplit, "re-split", merged, mrank % 2, mrank, 0 == mrank % 2 ? 1 : 0);
+
+        run_side(&split);
+        run_side(&interleaved);
+        run_side(&resplit);
+        MPI_Comm_free(&split.comm);
+        MPI_Comm_free(&interleaved.comm);
+        MPI_Comm_free(&resplit.comm);
+        MPI_Comm_free(&merged);
+    } else if (0 == world_rank) {
+        fprintf(stderr, PROGRAM ": one rank: no intercommunicator to test\n");
+    }
+
+    if (spawn) {
+        char **child_argv = calloc((size_t) argc, sizeof(char *));
+        MPI_Comm children;
+        struct side s;
+        int n = 0, errcodes[2];
+
+        for (int i = 1; i < argc; ++i) {
+            if (0 != strcmp(argv[i], "--spawn")) {
+                child_argv[n++] = argv[i];
+            }
+        }
+        MPI_Comm_spawn(argv[0], child_argv, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &children,
+                       errcodes);
+        free(child_argv);
+        side_of_comm(&s, children, "the parent-child intercommunicator", 0);
+        spawn_cases(&s);
+        mine[0] = mine[1] = 0;
+        MPI_Allreduce(mine, theirs, 2, MPI_LONG, MPI_SUM, children);
+        MPI_Comm_disconnect(&children);
+    }
+
+    if (use_counters) {
+        pvar_families_close(&counters);
+    }
+    free_types();
+    mine[0] = checks;
+    mine[1] = failures;
+    MPI_Allreduce(mine, totals, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    totals[0] += theirs[0];
+    totals[1] += theirs[1];
+    if (0 == world_rank) {
+        printf(PROGRAM ": %ld checks, %ld failures (%d ranks%s%s)\n", totals[0], totals[1],
+               world_size, spawn ? " and 2 spawned" : "",
+               break_reference ? "; COLL_INTERCOMM_BREAK=1 corrupted a reference" : "");
+    }
+    MPI_Finalize();
+    return 0 == totals[1] ? 0 : 1;
+}
