@@ -39,8 +39,9 @@
  * Data movement on MPI_INT and on a vector of 2 ints with 4-byte holes (extent
  * 16), counts 0, 1, 7, 1000, 100000. The whole receive buffer and GUARD bytes past
  * it must equal the image each rank builds (holes, gaps, the PROC_NULL ranks'
- * buffers: the fill pattern); send buffers must not change. Barrier: one group
- * sleeps 100 ms before entering, the other must not leave before (>= 75 ms).
+ * buffers: the fill pattern); send buffers must not change. Barrier: the ranks of
+ * one group sleep 50, 80, 110, ... ms before entering, those of the other must not
+ * leave before the last of them entered (by one host's clock: one machine).
  *
  * Around every call (every MPI_Start for the persistent form) coll/async's counter
  * coll_async_<name>_native must move by one and coll_async_<name>_delegated not at
@@ -135,8 +136,11 @@ static void describe(char *out, size_t len, const struct call *c)
     int n;
 
     call_name(c, name, sizeof(name));
-    n = snprintf(out, len, "%s on %s (group %d of %d+%d ranks, rank %d), %s, count %d", name,
-                 c->s->name, c->s->group, c->s->nl, c->s->nr, c->s->me, c->t->name, c->count);
+    n = snprintf(out, len, "%s on %s (group %d of %d+%d ranks, rank %d)", name, c->s->name,
+                 c->s->group, c->s->nl, c->s->nr, c->s->me);
+    if (BARRIER != c->coll && n > 0 && (size_t) n < len) {
+        n += snprintf(out + n, len - (size_t) n, ", %s, count %d", c->t->name, c->count);
+    }
     if (rooted(c->coll) && n > 0 && (size_t) n < len) {
         n += snprintf(out + n, len - (size_t) n, ", root: rank %d of group %d", c->root,
                       c->root_group);
@@ -289,18 +293,30 @@ static void run_call(struct call *c)
     call_free(&a);
 }
 
-/* One group sleeps, then enters; the other must wait for it. */
+static double now_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_REALTIME, &t); /* one clock for every rank of this host */
+    return (double) t.tv_sec + 1e-9 * (double) t.tv_nsec;
+}
+
+/*
+ * One group sleeps, rank i of it 50 + 30 i ms, notes the time and enters; the other
+ * enters at once and notes the time it left, which must come after the last entry
+ * of the sleepers (MPI_COMM_WORLD tells everyone that time afterwards). The
+ * staggered entries catch a barrier that waits for the remote root only.
+ */
 static void run_barrier(struct call *c, int sleeper)
 {
-    const double sleep_s = 0.1, at_least_s = 0.075;
-    struct timespec nap = {0, 100000000L};
+    struct timespec nap = {0, (50 + 30 * (c->s->me % 10)) * 1000000L};
     unsigned long long before[PVAR_PATHS];
     MPI_Request req = MPI_REQUEST_NULL;
     struct args none = {0};
     int rc;
 
     for (c->start = 0; c->start < (PERSISTENT == c->form ? 2 : 1); ++c->start) {
-        double t0;
+        double entered = 0, left, last_entry;
 
         if (PERSISTENT == c->form && 0 == c->start) {
             read_counters(c, before);
@@ -310,25 +326,27 @@ static void run_barrier(struct call *c, int sleeper)
             }
             check_counters(c, before, 0);
         }
-        MPI_Barrier(MPI_COMM_WORLD); /* both groups start together */
+        MPI_Barrier(MPI_COMM_WORLD); /* both groups start (about) together */
         read_counters(c, before);
         if (c->s->group == sleeper) {
             nanosleep(&nap, NULL);
+            entered = now_s();
         }
-        t0 = MPI_Wtime();
         rc = PERSISTENT == c->form ? MPI_Start(&req) : call_issue(c, &none, &req);
         if (MPI_SUCCESS == rc && BLOCKING != c->form) {
             rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
         }
+        left = now_s();
+        MPI_Allreduce(&entered, &last_entry, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (MPI_SUCCESS != rc) {
             fail_rc(c, "the barrier", rc);
             break;
         }
         check_counters(c, before, 1);
         ++checks;
-        if (c->s->group != sleeper && MPI_Wtime() - t0 < at_least_s) {
-            FAIL(c, "left after %.1f ms, before group %d entered (it slept %.0f ms first)",
-                 (MPI_Wtime() - t0) * 1e3, sleeper, sleep_s * 1e3);
+        if (c->s->group != sleeper && left < last_entry) {
+            FAIL(c, "left %.1f ms before the last rank of group %d entered (its ranks "
+                 "slept 50 ms and more first)", (last_entry - left) * 1e3, sleeper);
         }
     }
     if (PERSISTENT == c->form && MPI_REQUEST_NULL != req) {
