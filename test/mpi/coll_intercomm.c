@@ -53,6 +53,8 @@
  * every case but two: libnbc's ibarrier and barrier_init on an intercommunicator
  * let a rank go once the remote group's root entered, before its other ranks did
  * (seen from 2 + 2 ranks on): --skip ibarrier,barrier_init where libnbc runs them.
+ * Without coll/inter, coll/basic's allreduce and reduce fold a non-commutative op
+ * out of order and its scatter loses data from 8 KiB a rank on (4.1.4).
  *
  * --spawn: MPI_Comm_spawn of 2 more copies of this program, then a bcast and an
  * allreduce (blocking and nonblocking) over the parent-child intercommunicator,
