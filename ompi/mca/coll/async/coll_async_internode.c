@@ -491,7 +491,8 @@ coll_async_internode_round_plan(const struct coll_async_internode *x, int i)
 
     return (struct coll_async_internode_round_plan){
         .step = round->step, .to = round->to, .from = round->from,
-        .send_bytes = round->send_bytes, .recv_bytes = round->recv_bytes};
+        .send_bytes = round->send_bytes, .recv_bytes = round->recv_bytes,
+        .reduces = NULL != round->reduce_into && 0 < round->reduce_count};
 }
 
 /* Running the rounds */

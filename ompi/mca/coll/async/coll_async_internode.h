@@ -25,6 +25,7 @@
 #ifndef MCA_COLL_ASYNC_INTERNODE_H
 #define MCA_COLL_ASYNC_INTERNODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,12 +82,14 @@ int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_f
 int coll_async_internode_progress(struct coll_async_internode *x);
 
 /* Round i (< round_count) of a started collective: its step, the group index it
- * sends to and receives from (-1: none), and the byte counts. Every send must meet
+ * sends to and receives from (-1: none), the byte counts, and whether what comes
+ * is reduced (bench/simulate prices that). Every send must meet
  * a receive of the same step and length at its peer, or a rendezvous transport
  * waits for ever: tests check that the leaders' plans pair up. */
 struct coll_async_internode_round_plan {
     int step, to, from;
     size_t send_bytes, recv_bytes;
+    bool reduces;
 };
 struct coll_async_internode_round_plan
 coll_async_internode_round_plan(const struct coll_async_internode *x, int i);
