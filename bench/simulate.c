@@ -1,0 +1,213 @@
+/*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * simulate - the leaders' algorithms between nodes at scale, without MPI: for
+ * each family, node count and size, the time of every algorithm the table
+ * offers, priced from the very plans the component builds (simulate_model.h),
+ * and which one auto picks; a '!' marks auto where another is cheaper.
+ *
+ *   simulate [-P ib|eth] [-L us] [-o us] [-G ns/B] [-r ns/B] [-a us] [-M]
+ *            [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR]
+ *
+ *   -P   the defaults: ib (100 Gb/s InfiniBand, verbs) or eth (25 GbE, TCP)
+ *   -L -o -G -r -a   latency, overhead, gap per byte, reduction per byte,
+ *        the multicast root's cost per acknowledgement (override -P's)
+ *   -M   no multicast (leaders without RDMA ports); -P eth implies it
+ *   -f   allreduce, bcast, allgather, reduce, barrier (default: all)
+ *   -n   node counts (default 2,8,64,512,4096); -m sizes in bytes (default
+ *        8:16777216), multiplied by -x (default 8)
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "simulate_model.h"
+
+#define MAX_ALGS 3
+#define MAX_NODE_COUNTS 32
+
+struct family_row {
+    const char *name;
+    enum coll_async_family family;
+    enum coll_async_alg algs[MAX_ALGS];
+    int nalgs;
+};
+
+static const struct family_row families[] = {
+    {"allreduce", COLL_ASYNC_FAMILY_ALLREDUCE,
+     {COLL_ASYNC_ALG_RING, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, COLL_ASYNC_ALG_RABENSEIFNER}, 3},
+    {"bcast", COLL_ASYNC_FAMILY_BCAST,
+     {COLL_ASYNC_ALG_BINOMIAL, COLL_ASYNC_ALG_SCATTER_ALLGATHER, COLL_ASYNC_ALG_MULTICAST}, 3},
+    {"allgather", COLL_ASYNC_FAMILY_ALLGATHER,
+     {COLL_ASYNC_ALG_RING, COLL_ASYNC_ALG_RECURSIVE_DOUBLING}, 2},
+    {"reduce", COLL_ASYNC_FAMILY_REDUCE, {COLL_ASYNC_ALG_BINOMIAL}, 1},
+    {"barrier", COLL_ASYNC_FAMILY_BARRIER, {COLL_ASYNC_ALG_DISSEMINATION}, 1},
+};
+#define NUM_FAMILIES ((int) (sizeof(families) / sizeof(families[0])))
+
+/* 100 Gb/s InfiniBand (EDR) and 25 GbE over TCP: README says where from. */
+static const struct sim_params infiniband = {.latency = 0.6e-6, .overhead = 0.2e-6,
+                                             .gap = 0.08e-9, .reduce = 0.1e-9,
+                                             .ack = 0.2e-6, .verbs = true};
+static const struct sim_params ethernet = {.latency = 5e-6, .overhead = 3e-6, .gap = 0.34e-9,
+                                           .reduce = 0.1e-9, .ack = 3e-6, .verbs = false};
+
+static int failures;
+
+/* Seconds of one algorithm; < 0: not run as asked (a forced one gave way). */
+static double time_of(const struct family_row *row, enum coll_async_alg alg, int nodes,
+                      size_t bytes, const struct sim_params *p, const char **note)
+{
+    struct sim_case c = {.family = row->family, .alg = alg, .nodes = nodes, .bytes = bytes};
+    struct sim_result result;
+
+    if (COLL_ASYNC_ALG_MULTICAST == alg) {
+        return p->verbs ? sim_multicast(nodes, bytes, p) : -1.0;
+    }
+    if (0 != sim_plans(&c, p, &result, NULL)) {
+        fprintf(stderr, "simulate: %s %s, %d nodes, %zu B: %s\n", row->name,
+                coll_async_alg_names[alg], nodes, bytes, result.error);
+        ++failures;
+        return -1.0;
+    }
+    if (result.steps > COLL_ASYNC_INTERNODE_TAG_STEPS) {
+        *note = "#";
+    }
+    return result.ran == alg ? result.time : -1.0;
+}
+
+static void table(const struct family_row *row, int nodes, size_t min, size_t max,
+                  size_t factor, const struct sim_params *p)
+{
+    printf("\n%s, %d nodes (us; %s)\n%-9s", row->name, nodes,
+           COLL_ASYNC_FAMILY_ALLGATHER == row->family ? "bytes: one node's block" : "bytes",
+           "bytes");
+    for (int a = 0; a < row->nalgs; ++a) {
+        printf(" %18s", coll_async_alg_names[row->algs[a]]);
+    }
+    printf("  auto\n");
+    for (size_t bytes = min; bytes <= max; bytes *= factor) {
+        struct sim_case c = {.family = row->family, .alg = COLL_ASYNC_ALG_AUTO, .nodes = nodes,
+                             .bytes = bytes};
+        enum coll_async_alg pick = sim_auto(&c, p);
+        double best = -1.0, picked = -1.0;
+
+        printf("%-9zu", bytes);
+        for (int a = 0; a < row->nalgs; ++a) {
+            const char *note = "";
+            double t = time_of(row, row->algs[a], nodes, bytes, p, &note);
+
+            if (t < 0) {
+                printf(" %18s", "-");
+                continue;
+            }
+            printf(" %17.1f%1s", t * 1e6, note);
+            best = best < 0 || t < best ? t : best;
+            picked = row->algs[a] == pick ? t : picked;
+        }
+        if (picked > best * 1.02) {
+            printf("  %s ! x%.2f\n", coll_async_alg_names[pick], picked / best);
+        } else {
+            printf("  %s\n", coll_async_alg_names[pick]);
+        }
+        if (COLL_ASYNC_FAMILY_BARRIER == row->family) {
+            break; /* one size: the tokens */
+        }
+    }
+}
+
+/* Whether the comma-separated list names name. */
+static bool named(const char *list, const char *name)
+{
+    size_t length = strlen(name);
+
+    for (const char *at = list; NULL != at; at = strchr(at, ',') ? strchr(at, ',') + 1 : NULL) {
+        if (0 == strncmp(at, name, length) && (',' == at[length] || '\0' == at[length])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int parse_list(const char *arg, int *values, int max)
+{
+    int n = 0;
+
+    for (char *end; n < max && '\0' != *arg; arg = ',' == *end ? end + 1 : end) {
+        values[n++] = (int) strtol(arg, &end, 10);
+        if (end == arg) {
+            return -1;
+        }
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    struct sim_params p = infiniband;
+    int nodes[MAX_NODE_COUNTS] = {2, 8, 64, 512, 4096}, nnodes = 5, opt;
+    size_t min = 8, max = 16 << 20, factor = 8;
+    const char *only = NULL;
+    bool no_multicast = false;
+
+    /* -P first, so that the others override its defaults wherever they stand. */
+    for (int i = 1; i + 1 < argc; ++i) {
+        if (0 == strcmp("-P", argv[i])) {
+            p = 0 == strcmp("eth", argv[i + 1]) ? ethernet : infiniband;
+        }
+    }
+    while (-1 != (opt = getopt(argc, argv, "P:L:o:G:r:a:Mf:n:m:x:"))) {
+        switch (opt) {
+        case 'P': break;
+        case 'L': p.latency = atof(optarg) * 1e-6; break;
+        case 'o': p.overhead = atof(optarg) * 1e-6; break;
+        case 'G': p.gap = atof(optarg) * 1e-9; break;
+        case 'r': p.reduce = atof(optarg) * 1e-9; break;
+        case 'a': p.ack = atof(optarg) * 1e-6; break;
+        case 'M': no_multicast = true; break;
+        case 'f': only = optarg; break;
+        case 'n': nnodes = parse_list(optarg, nodes, MAX_NODE_COUNTS); break;
+        case 'm':
+            if (NULL != strchr(optarg, ':')) {
+                min = strtoull(optarg, NULL, 10);
+                max = strtoull(strchr(optarg, ':') + 1, NULL, 10);
+            } else {
+                min = max = strtoull(optarg, NULL, 10);
+            }
+            break;
+        case 'x': factor = strtoull(optarg, NULL, 10); break;
+        default:
+            fprintf(stderr, "usage: simulate [-P ib|eth] [-L us] [-o us] [-G ns/B] [-r ns/B] "
+                            "[-a us] [-M] [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR]\n");
+            return 2;
+        }
+    }
+    p.verbs = p.verbs && !no_multicast;
+    if (nnodes < 1 || min < SIM_ELEMENT_BYTES || factor < 2) {
+        fprintf(stderr, "simulate: bad -n, -m or -x\n");
+        return 2;
+    }
+    printf("# L %.2f us, o %.2f us, G %.3f ns/B, reduce %.3f ns/B, ack %.2f us, multicast %s\n"
+           "# '!': auto is not the cheapest (its time over the best); '#': more steps than a "
+           "collective's tag range (%d)\n",
+           p.latency * 1e6, p.overhead * 1e6, p.gap * 1e9, p.reduce * 1e9, p.ack * 1e6,
+           p.verbs ? "modelled" : "off", COLL_ASYNC_INTERNODE_TAG_STEPS);
+    for (int f = 0; f < NUM_FAMILIES; ++f) {
+        if (NULL != only && !named(only, families[f].name)) {
+            continue;
+        }
+        for (int i = 0; i < nnodes; ++i) {
+            table(&families[f], nodes[i], min, max, factor, &p);
+        }
+    }
+    return 0 == failures ? 0 : 1;
+}
