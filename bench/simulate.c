@@ -14,7 +14,7 @@
  * and which one auto picks; a '!' marks auto where another is cheaper.
  *
  *   simulate [-P ib|eth] [-L us] [-o us] [-G ns/B] [-r ns/B] [-a us] [-M]
- *            [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR]
+ *            [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR] [-s]
  *
  *   -P   the defaults: ib (100 Gb/s InfiniBand, verbs) or eth (25 GbE, TCP)
  *   -L -o -G -r -a   latency, overhead, gap per byte, reduction per byte,
@@ -23,6 +23,8 @@
  *   -f   allreduce, bcast, allgather, reduce, barrier (default: all)
  *   -n   node counts (default 2,8,64,512,4096); -m sizes in bytes (default
  *        8:16777216), multiplied by -x (default 8)
+ *   -s   one table per family, a column per node count: the cheapest algorithm
+ *        and its time, and auto's pick where it loses
  */
 
 #include <stdio.h>
@@ -85,6 +87,51 @@ static double time_of(const struct family_row *row, enum coll_async_alg alg, int
     return result.ran == alg ? result.time : -1.0;
 }
 
+/* One family, node count and size: every algorithm's time, and auto's pick. */
+struct cell {
+    double time[MAX_ALGS]; /* seconds; < 0: not run as asked */
+    const char *note[MAX_ALGS];
+    int best;              /* index of the cheapest */
+    enum coll_async_alg pick;
+    double picked;         /* auto's time */
+};
+
+static struct cell price_cell(const struct family_row *row, int nodes, size_t bytes,
+                              const struct sim_params *p)
+{
+    struct sim_case c = {.family = row->family, .alg = COLL_ASYNC_ALG_AUTO, .nodes = nodes,
+                         .bytes = bytes};
+    struct cell cell = {.best = -1, .pick = sim_auto(&c, p), .picked = -1.0};
+
+    for (int a = 0; a < row->nalgs; ++a) {
+        cell.note[a] = "";
+        cell.time[a] = time_of(row, row->algs[a], nodes, bytes, p, &cell.note[a]);
+        /* On a tie, auto's pick is the cheapest. */
+        if (cell.time[a] >= 0
+            && (cell.best < 0 || cell.time[a] < cell.time[cell.best] * (1 - 1e-9)
+                || (cell.time[a] <= cell.time[cell.best] * (1 + 1e-9)
+                    && row->algs[a] == cell.pick))) {
+            cell.best = a;
+        }
+        if (row->algs[a] == cell.pick) {
+            cell.picked = cell.time[a];
+        }
+    }
+    return cell;
+}
+
+/* Whether auto's pick costs more than the cheapest (2 % to spare rounding). */
+static bool auto_loses(const struct cell *cell)
+{
+    return cell->best >= 0 && cell->picked > cell->time[cell->best] * 1.02;
+}
+
+/* Sizes of a family's rows: the barrier has one (its tokens). */
+static size_t next_size(const struct family_row *row, size_t bytes, size_t max, size_t factor)
+{
+    return COLL_ASYNC_FAMILY_BARRIER == row->family ? max + 1 : bytes * factor;
+}
+
 static void table(const struct family_row *row, int nodes, size_t min, size_t max,
                   size_t factor, const struct sim_params *p)
 {
@@ -95,33 +142,70 @@ static void table(const struct family_row *row, int nodes, size_t min, size_t ma
         printf(" %18s", coll_async_alg_names[row->algs[a]]);
     }
     printf("  auto\n");
-    for (size_t bytes = min; bytes <= max; bytes *= factor) {
-        struct sim_case c = {.family = row->family, .alg = COLL_ASYNC_ALG_AUTO, .nodes = nodes,
-                             .bytes = bytes};
-        enum coll_async_alg pick = sim_auto(&c, p);
-        double best = -1.0, picked = -1.0;
+    for (size_t bytes = min; bytes <= max; bytes = next_size(row, bytes, max, factor)) {
+        struct cell cell = price_cell(row, nodes, bytes, p);
 
         printf("%-9zu", bytes);
         for (int a = 0; a < row->nalgs; ++a) {
-            const char *note = "";
-            double t = time_of(row, row->algs[a], nodes, bytes, p, &note);
-
-            if (t < 0) {
+            if (cell.time[a] < 0) {
                 printf(" %18s", "-");
-                continue;
+            } else {
+                printf(" %17.1f%1s", cell.time[a] * 1e6, cell.note[a]);
             }
-            printf(" %17.1f%1s", t * 1e6, note);
-            best = best < 0 || t < best ? t : best;
-            picked = row->algs[a] == pick ? t : picked;
         }
-        if (picked > best * 1.02) {
-            printf("  %s ! x%.2f\n", coll_async_alg_names[pick], picked / best);
+        if (auto_loses(&cell)) {
+            printf("  %s ! x%.2f\n", coll_async_alg_names[cell.pick],
+                   cell.picked / cell.time[cell.best]);
         } else {
-            printf("  %s\n", coll_async_alg_names[pick]);
+            printf("  %s\n", coll_async_alg_names[cell.pick]);
         }
-        if (COLL_ASYNC_FAMILY_BARRIER == row->family) {
-            break; /* one size: the tokens */
+    }
+}
+
+static const char *short_name(enum coll_async_alg alg)
+{
+    switch (alg) {
+    case COLL_ASYNC_ALG_RING: return "ring";
+    case COLL_ASYNC_ALG_RECURSIVE_DOUBLING: return "rd";
+    case COLL_ASYNC_ALG_RABENSEIFNER: return "rab";
+    case COLL_ASYNC_ALG_BINOMIAL: return "bin";
+    case COLL_ASYNC_ALG_SCATTER_ALLGATHER: return "sag";
+    case COLL_ASYNC_ALG_MULTICAST: return "mc";
+    case COLL_ASYNC_ALG_DISSEMINATION: return "dis";
+    default: return coll_async_alg_names[alg];
+    }
+}
+
+/* -s: one table per family, a column per node count: the cheapest algorithm and
+ * its time, then auto's pick and its time over the cheapest where it loses. */
+static void summary(const struct family_row *row, const int *nodes, int nnodes, size_t min,
+                    size_t max, size_t factor, const struct sim_params *p)
+{
+    printf("\n%s (%s): the cheapest, us [auto's pick, its time over the cheapest]\n%-9s",
+           row->name,
+           COLL_ASYNC_FAMILY_ALLGATHER == row->family ? "bytes: one node's block" : "bytes",
+           "bytes");
+    for (int i = 0; i < nnodes; ++i) {
+        printf(" %23d", nodes[i]);
+    }
+    printf("\n");
+    for (size_t bytes = min; bytes <= max; bytes = next_size(row, bytes, max, factor)) {
+        printf("%-9zu", bytes);
+        for (int i = 0; i < nnodes; ++i) {
+            struct cell cell = price_cell(row, nodes[i], bytes, p);
+            char text[64];
+            int used = cell.best < 0 ? snprintf(text, sizeof(text), "-")
+                                     : snprintf(text, sizeof(text), "%s %.1f%s",
+                                                short_name(row->algs[cell.best]),
+                                                cell.time[cell.best] * 1e6, cell.note[cell.best]);
+
+            if (auto_loses(&cell) && used > 0) {
+                snprintf(text + used, sizeof(text) - (size_t) used, " [%s x%.1f]",
+                         short_name(cell.pick), cell.picked / cell.time[cell.best]);
+            }
+            printf(" %23s", text);
         }
+        printf("\n");
     }
 }
 
@@ -157,7 +241,7 @@ int main(int argc, char **argv)
     int nodes[MAX_NODE_COUNTS] = {2, 8, 64, 512, 4096}, nnodes = 5, opt;
     size_t min = 8, max = 16 << 20, factor = 8;
     const char *only = NULL;
-    bool no_multicast = false;
+    bool no_multicast = false, compact = false;
 
     /* -P first, so that the others override its defaults wherever they stand. */
     for (int i = 1; i + 1 < argc; ++i) {
@@ -165,7 +249,7 @@ int main(int argc, char **argv)
             p = 0 == strcmp("eth", argv[i + 1]) ? ethernet : infiniband;
         }
     }
-    while (-1 != (opt = getopt(argc, argv, "P:L:o:G:r:a:Mf:n:m:x:"))) {
+    while (-1 != (opt = getopt(argc, argv, "P:L:o:G:r:a:Mf:n:m:x:s"))) {
         switch (opt) {
         case 'P': break;
         case 'L': p.latency = atof(optarg) * 1e-6; break;
@@ -185,9 +269,10 @@ int main(int argc, char **argv)
             }
             break;
         case 'x': factor = strtoull(optarg, NULL, 10); break;
+        case 's': compact = true; break;
         default:
             fprintf(stderr, "usage: simulate [-P ib|eth] [-L us] [-o us] [-G ns/B] [-r ns/B] "
-                            "[-a us] [-M] [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR]\n");
+                            "[-a us] [-M] [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR] [-s]\n");
             return 2;
         }
     }
@@ -203,6 +288,10 @@ int main(int argc, char **argv)
            p.verbs ? "modelled" : "off", COLL_ASYNC_INTERNODE_TAG_STEPS);
     for (int f = 0; f < NUM_FAMILIES; ++f) {
         if (NULL != only && !named(only, families[f].name)) {
+            continue;
+        }
+        if (compact) {
+            summary(&families[f], nodes, nnodes, min, max, factor, &p);
             continue;
         }
         for (int i = 0; i < nnodes; ++i) {
