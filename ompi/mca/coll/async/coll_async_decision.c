@@ -48,6 +48,15 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
 #define SMALL_ALLREDUCE_BYTES (16 * 1024)
 #define SMALL_BCAST_BYTES (128 * 1024)
 #define SMALL_ALLGATHER_BYTES (64 * 1024)
+/* Between nodes at scale, from bench/simulate (README): about one message's
+ * latency in bytes on 100 Gb/s InfiniBand (1 us at 12.5 GB/s), set a little
+ * below it where the simulator's crossovers fell (the reductions and the fold
+ * move more than the latencies' count says). An algorithm with
+ * about n more latencies than its rival (ring's 2 (n - 1) rounds against
+ * Rabenseifner's 2 log2 n and its fold; scatter-allgather's ring of n - 1 against
+ * binomial's log2 n whole messages) pays for them only from a size that grows
+ * with n: below it, at 100-4096 nodes, it cost 2-54 times its rival. */
+#define LATENCY_BYTES (10 * 1024)
 /* Inside a node: an allreduce of 2 ranks with one rank reducing and publishing
  * measured 1.2-1.4 times faster than both reducing from 512 B (alike below). */
 #define TWO_RANK_ROOT_FROM 512
@@ -73,6 +82,9 @@ struct row {
     unsigned algs;    /* between nodes, what the parameter may force */
     unsigned in_node; /* inside a node, likewise */
     enum coll_async_alg small, large, large_uneven, uneven;
+    /* latency_bound (chosen as large or large_uneven) gives way to `rival` below
+     * latency_paid_from() (NONE: never). */
+    enum coll_async_alg latency_bound, rival;
     size_t small_bytes;
     int few_leaders;
     bool per_element;
@@ -87,6 +99,8 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                      .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
                                      .large = COLL_ASYNC_ALG_RABENSEIFNER,
                                      .large_uneven = COLL_ASYNC_ALG_RING,
+                                     .latency_bound = COLL_ASYNC_ALG_RING,
+                                     .rival = COLL_ASYNC_ALG_RABENSEIFNER,
                                      .small_bytes = SMALL_ALLREDUCE_BYTES,
                                      .per_element = true},
     [COLL_ASYNC_FAMILY_BCAST] = {.hierarchical = true,
@@ -95,6 +109,8 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                  .small = COLL_ASYNC_ALG_BINOMIAL,
                                  .large = COLL_ASYNC_ALG_SCATTER_ALLGATHER,
                                  .large_uneven = COLL_ASYNC_ALG_SCATTER_ALLGATHER,
+                                 .latency_bound = COLL_ASYNC_ALG_SCATTER_ALLGATHER,
+                                 .rival = COLL_ASYNC_ALG_BINOMIAL,
                                  .small_bytes = SMALL_BCAST_BYTES,
                                  .few_leaders = 2},
     [COLL_ASYNC_FAMILY_ALLGATHER] = {.hierarchical = true,
@@ -284,6 +300,37 @@ bool coll_async_decision_reduce_streams(size_t bytes, size_t stream_bytes)
 
 /* Between nodes */
 
+static int floor_log2(int n)
+{
+    int k = 0;
+
+    while ((2 << k) <= n) {
+        ++k;
+    }
+    return k;
+}
+
+/* The size from which row's latency_bound algorithm pays for its latencies among
+ * n leaders: where the bytes it saves moving (at LATENCY_BYTES a latency) make up
+ * for the latencies it adds. */
+static size_t latency_paid_from(const struct row *row, int n)
+{
+    int log = floor_log2(n), more;
+
+    switch (row->latency_bound) {
+    case COLL_ASYNC_ALG_RING: /* 2 (n - 1) latencies against 2 log2 p + 2, the fold's
+                                 two whole vectors against ring's 2 (n - 1) / n */
+        more = n - 2 - log;
+        return more > 0 ? (size_t) more * LATENCY_BYTES : 0;
+    case COLL_ASYNC_ALG_SCATTER_ALLGATHER: /* n - 1 more latencies, about
+                                              ceil(log2 n) - 2 whole messages fewer */
+        more = log + (n > (1 << log)) - 2;
+        return (size_t) (n - 1) * LATENCY_BYTES / (size_t) (more > 1 ? more : 1);
+    default:
+        return 0;
+    }
+}
+
 enum coll_async_alg coll_async_decision_between(enum coll_async_family family,
                                                 enum coll_async_alg forced, size_t bytes,
                                                 size_t count, int n)
@@ -300,6 +347,10 @@ enum coll_async_alg coll_async_decision_between(enum coll_async_family family,
             alg = row->small;
         } else {
             alg = power_of_two(n) ? row->large : row->large_uneven;
+            if (NONE != row->latency_bound && alg == row->latency_bound
+                && bytes < latency_paid_from(row, n)) {
+                alg = row->rival;
+            }
         }
     }
     if (!power_of_two(n) && (row->power_of_two_only & (1u << alg))) {
@@ -314,11 +365,24 @@ int coll_async_decision_describe(enum coll_async_family family, enum coll_async_
     enum coll_async_alg small = coll_async_decision_between(family, forced, 1, SIZE_MAX, n);
     enum coll_async_alg large = coll_async_decision_between(family, forced, SIZE_MAX, SIZE_MAX, n);
 
+    size_t from = latency_paid_from(&table[family], n);
+    enum coll_async_alg middle = from > table[family].small_bytes + 1
+                                     ? coll_async_decision_between(family, forced, from - 1,
+                                                                   SIZE_MAX, n)
+                                     : large;
+
     if (small == large) {
         return snprintf(buf, len, "%s", coll_async_alg_names[small]);
     }
+    if (middle != large && middle != small) {
+        return snprintf(buf, len, "%s up to %zu B, %s up to %zu B, then %s",
+                        coll_async_alg_names[small], table[family].small_bytes,
+                        coll_async_alg_names[middle], from - 1, coll_async_alg_names[large]);
+    }
     return snprintf(buf, len, "%s up to %zu B, then %s", coll_async_alg_names[small],
-                    table[family].small_bytes, coll_async_alg_names[large]);
+                    from > table[family].small_bytes + 1 && middle == small
+                        ? from - 1 : table[family].small_bytes,
+                    coll_async_alg_names[large]);
 }
 
 int coll_async_decision_leader_parts(size_t bytes, size_t multi_leader_bytes, int slots)
