@@ -48,6 +48,10 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
 #define SMALL_ALLREDUCE_BYTES (16 * 1024)
 #define SMALL_BCAST_BYTES (128 * 1024)
 #define SMALL_ALLGATHER_BYTES (64 * 1024)
+/* ... or up to this much per node: recursive doubling's log2 n latencies against
+ * ring's n - 1 (bench/simulate: ring cost 3-125 times as much with blocks of 64 B
+ * to 4 KiB at 64-4096 nodes); the same as the whole at the 4 nodes measured. */
+#define SMALL_ALLGATHER_BLOCK (16 * 1024)
 /* Between nodes at scale, from bench/simulate (README): about one message's
  * latency in bytes on 100 Gb/s InfiniBand (1 us at 12.5 GB/s), set a little
  * below it where the simulator's crossovers fell (the reductions and the fold
@@ -69,8 +73,8 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
 
 /*
  * A family's row. Between nodes, AUTO takes `small` for groups of at most
- * few_leaders, up to small_bytes, or (per_element) with fewer elements than
- * leaders; `large` above, `large_uneven` on a group whose size is not a power of
+ * few_leaders, up to small_bytes or small_block per leader, or (per_element) with
+ * fewer elements than leaders; `large` above, `large_uneven` on a group whose size is not a power of
  * two. An algorithm in power_of_two_only (forced or not) gives way to `uneven`
  * on such a group. Inside a node, in_node is what the parameter may force: a
  * reduce's chunks through the slots go to its root alone (rooted_chunks), as the
@@ -86,6 +90,7 @@ struct row {
      * latency_paid_from() (NONE: never). */
     enum coll_async_alg latency_bound, rival;
     size_t small_bytes;
+    size_t small_block; /* or up to this many bytes per leader (0: no such rule) */
     int few_leaders;
     bool per_element;
     unsigned power_of_two_only;
@@ -121,6 +126,7 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                      .large_uneven = COLL_ASYNC_ALG_RING,
                                      .uneven = COLL_ASYNC_ALG_RING,
                                      .small_bytes = SMALL_ALLGATHER_BYTES,
+                                     .small_block = SMALL_ALLGATHER_BLOCK,
                                      .power_of_two_only = ALG(RECURSIVE_DOUBLING)},
     [COLL_ASYNC_FAMILY_REDUCE] = {.hierarchical = true,
                                   .algs = ALG(BINOMIAL),
@@ -300,6 +306,15 @@ bool coll_async_decision_reduce_streams(size_t bytes, size_t stream_bytes)
 
 /* Between nodes */
 
+/* The size up to which row takes `small` among n leaders, from its threshold and
+ * its block per leader. */
+static size_t small_up_to(const struct row *row, int n)
+{
+    size_t blocks = n > 0 ? row->small_block * (size_t) n : 0;
+
+    return blocks > row->small_bytes ? blocks : row->small_bytes;
+}
+
 static int floor_log2(int n)
 {
     int k = 0;
@@ -343,7 +358,8 @@ enum coll_async_alg coll_async_decision_between(enum coll_async_family family,
     if (!coll_async_decision_between_nodes(forced) || COLL_ASYNC_ALG_MULTICAST == forced
         || !(row->algs & (1u << forced))) {
         if (n <= row->few_leaders || bytes <= row->small_bytes
-            || (row->per_element && count < (size_t) n)) {
+            || (row->per_element && count < (size_t) n)
+            || bytes <= small_up_to(row, n)) {
             alg = row->small;
         } else {
             alg = power_of_two(n) ? row->large : row->large_uneven;
@@ -365,8 +381,8 @@ int coll_async_decision_describe(enum coll_async_family family, enum coll_async_
     enum coll_async_alg small = coll_async_decision_between(family, forced, 1, SIZE_MAX, n);
     enum coll_async_alg large = coll_async_decision_between(family, forced, SIZE_MAX, SIZE_MAX, n);
 
-    size_t from = latency_paid_from(&table[family], n);
-    enum coll_async_alg middle = from > table[family].small_bytes + 1
+    size_t from = latency_paid_from(&table[family], n), up_to = small_up_to(&table[family], n);
+    enum coll_async_alg middle = from > up_to + 1
                                      ? coll_async_decision_between(family, forced, from - 1,
                                                                    SIZE_MAX, n)
                                      : large;
@@ -376,12 +392,11 @@ int coll_async_decision_describe(enum coll_async_family family, enum coll_async_
     }
     if (middle != large && middle != small) {
         return snprintf(buf, len, "%s up to %zu B, %s up to %zu B, then %s",
-                        coll_async_alg_names[small], table[family].small_bytes,
-                        coll_async_alg_names[middle], from - 1, coll_async_alg_names[large]);
+                        coll_async_alg_names[small], up_to, coll_async_alg_names[middle],
+                        from - 1, coll_async_alg_names[large]);
     }
     return snprintf(buf, len, "%s up to %zu B, then %s", coll_async_alg_names[small],
-                    from > table[family].small_bytes + 1 && middle == small
-                        ? from - 1 : table[family].small_bytes,
+                    from > up_to + 1 && middle == small ? from - 1 : up_to,
                     coll_async_alg_names[large]);
 }
 
