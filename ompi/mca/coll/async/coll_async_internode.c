@@ -481,6 +481,13 @@ int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_f
         plan_dissemination_barrier(&plan);
         break;
     }
+    for (int i = 0; i < x->round_count; ++i) {
+        if (x->rounds[i].step >= COLL_ASYNC_INTERNODE_TAG_STEPS) {
+            coll_async_internode_fini(x); /* it would take the next collective's tags */
+            x->error = "more steps than a collective's tags hold";
+            return -E2BIG;
+        }
+    }
     return 0;
 }
 

@@ -33,8 +33,9 @@
 #include "coll_async_reduction.h"
 #include "transport/coll_async_net.h"
 
-/* Steps an algorithm may add to a collective's base tag: tag + step, step < this. */
-#define COLL_ASYNC_INTERNODE_TAG_STEPS 4096
+/* Steps an algorithm may add to a collective's base tag: tag + step, step < this
+ * (a ring allreduce takes 2(n - 1): 32768 nodes). */
+#define COLL_ASYNC_INTERNODE_TAG_STEPS 65536
 
 /* The group a collective runs in between nodes: one leader per node. */
 struct coll_async_leaders {

@@ -54,8 +54,11 @@
 #include "transport/coll_async_transport.h"
 
 /* Largest group: the set-up's allgathers and a fallback bcast share one
- * collective's tag steps. */
-#define COLL_ASYNC_MULTICAST_MAX_NODES ((COLL_ASYNC_INTERNODE_TAG_STEPS - 64) / 3)
+ * collective's tag steps (3 per node and 64), and no larger group was ever
+ * priced (bench/simulate has the root's acknowledgements cost more from 512). */
+#define COLL_ASYNC_MULTICAST_MAX_NODES 1344
+_Static_assert(3 * COLL_ASYNC_MULTICAST_MAX_NODES + 64 <= COLL_ASYNC_INTERNODE_TAG_STEPS,
+               "a multicast set-up fits one collective's tags");
 
 struct coll_async_multicast;
 

@@ -64,8 +64,8 @@ static inline void coll_async_peers_free(struct coll_async_peers *peers)
     peers->crossed = NULL;
 }
 
-/* The pairs' tags lie above every collective's (whose sequence numbers stay
- * below 2^27 steps). */
+/* The pairs' tags lie above every collective's (2^23 sequence numbers of
+ * COLL_ASYNC_INTERNODE_TAG_STEPS steps each). */
 #define COLL_ASYNC_PEERS_PAIR_TAG (UINT64_C(1) << 39)
 
 /* The tag of the next block this rank sends to rank (receiving: receives from
@@ -82,7 +82,7 @@ static inline uint64_t coll_async_peers_pair_tag(struct coll_async_peers *peers,
  * COLL_ASYNC_INTERNODE_TAG_STEPS is its own. */
 static inline uint64_t coll_async_peers_next_tag(struct coll_async_peers *peers)
 {
-    uint64_t sequence = peers->started++ & ((UINT64_C(1) << 27) - 1);
+    uint64_t sequence = peers->started++ & ((UINT64_C(1) << 23) - 1);
 
     return peers->tag_base | sequence * COLL_ASYNC_INTERNODE_TAG_STEPS;
 }
