@@ -241,23 +241,22 @@ static void agree_on_rounds(struct coll_async_sched *op)
     }
 }
 
-/* A uniform plan reads only the ranks that send it something; the others need
- * every header. */
-static bool writers_arrived(const struct coll_async_sched *op)
+/* Whether rank writes this one something: all a uniform plan reads. */
+static bool sends_here(const struct coll_async_sched *op, int rank)
 {
     const struct coll_async_exchange *plan = op->base.plan;
 
-    if (!plan->uniform) {
-        return schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq);
-    }
-    for (int rank = 0; rank < plan->nranks; ++rank) {
-        if (rank != plan->rank && NULL != plan->recv[rank].dtype && 0 != plan->recv[rank].bytes
-            && !coll_async_shm_reached(schedule_shm(op), rank, COLL_ASYNC_SHM_ARRIVED,
-                                       op->seq)) {
-            return false;
-        }
-    }
-    return true;
+    return rank != plan->rank && NULL != plan->recv[rank].dtype && 0 != plan->recv[rank].bytes;
+}
+
+/* A uniform plan reads only the ranks that send it something; the others need
+ * every header. */
+static bool writers_arrived(struct coll_async_sched *op)
+{
+    const struct coll_async_exchange *plan = op->base.plan;
+
+    return schedule_all_of(op, COLL_ASYNC_SHM_ARRIVED, op->seq,
+                           plan->uniform ? sends_here : NULL);
 }
 
 static int exchange(struct coll_async_sched *op)

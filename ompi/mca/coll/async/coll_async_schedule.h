@@ -36,6 +36,11 @@
 #include "coll_async_reduction.h"
 #include "transport/coll_async_channel.h"
 
+struct coll_async_sched;
+
+/* Which ranks a wait waits for (schedule_all_of); NULL: all of them. */
+typedef bool (*schedule_waits_for_fn)(const struct coll_async_sched *op, int rank);
+
 /* A schedule's op: the engine's op, and the schedule's arguments and position,
  * which the engine never reads. The glue fills the arguments (on the stack, or
  * in the request of a nonblocking call); a step finds them from the op it is
@@ -55,6 +60,17 @@ struct coll_async_sched {
     size_t offset;  /* of the chunk in progress, what is done: pipelining inside a chunk */
     size_t rounds;  /* rounds agreed with the peers, for schedules that agree on them */
     int failed;     /* a local failure, reported once the peers need this rank no more */
+    /* The wait in progress (schedule_all_of): ranks [0, ranks) have published
+     * flag for seq, or are not among those that waits_for names. Flags only grow,
+     * so the next poll of the same wait resumes there instead of rereading every
+     * rank: a wait costs O(ranks) in all, not per poll. The glue zero-initialises
+     * the op (no rank known). */
+    struct {
+        uint64_t seq;
+        int flag;
+        int ranks;
+        schedule_waits_for_fn waits_for;
+    } waited;
 };
 
 /* The schedule's op around op: every op whose begin is one of the functions
@@ -128,15 +144,39 @@ static inline struct coll_async_shm_segment *schedule_shm(const struct coll_asyn
     return &op->channel->shm;
 }
 
-static inline bool schedule_all(const struct coll_async_sched *op, enum coll_async_shm_flag flag,
+/* Whether every rank that waits_for names has published flag for seq. Resumes
+ * where the previous poll of the same wait stopped (op->waited). */
+static inline bool schedule_all_of(struct coll_async_sched *op, enum coll_async_shm_flag flag,
+                                   uint64_t seq, schedule_waits_for_fn waits_for)
+{
+    const struct coll_async_shm_segment *shm = schedule_shm(op);
+
+    if (op->waited.seq != seq || op->waited.flag != (int) flag
+        || op->waited.waits_for != waits_for) {
+        op->waited.seq = seq;
+        op->waited.flag = (int) flag;
+        op->waited.waits_for = waits_for;
+        op->waited.ranks = 0;
+    }
+    for (; op->waited.ranks < shm->nranks; ++op->waited.ranks) {
+        if ((NULL == waits_for || waits_for(op, op->waited.ranks))
+            && !coll_async_shm_reached(shm, op->waited.ranks, flag, seq)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether every rank has published flag for seq. */
+static inline bool schedule_all(struct coll_async_sched *op, enum coll_async_shm_flag flag,
                                 uint64_t seq)
 {
-    return coll_async_shm_all_reached(schedule_shm(op), flag, seq);
+    return schedule_all_of(op, flag, seq, NULL);
 }
 
 /* A slot (or the accumulator) of parity seq % 2 was last used by collective
  * seq - 2, whose readers are done once every rank has entered seq - 1. */
-static inline bool schedule_may_write(const struct coll_async_sched *op)
+static inline bool schedule_may_write(struct coll_async_sched *op)
 {
     return schedule_all(op, COLL_ASYNC_SHM_ARRIVED, op->seq - 1);
 }
