@@ -140,17 +140,6 @@ int coll_async_intercomm_barrier(const struct coll_async_call *call)
     return run(call, plan);
 }
 
-/* A side's block i, as an exchange block. */
-static void side_block(const struct coll_async_side *side, int i, struct coll_async_block *block)
-{
-    struct ompi_datatype_t *dtype;
-    const char *base;
-    size_t count;
-
-    coll_async_side_at(side, i, &base, &count, &dtype);
-    coll_async_block_set(block, base, count, dtype);
-}
-
 /* root -1: allgather(v). */
 int coll_async_intercomm_gather(const struct coll_async_call *call,
                                 const struct coll_async_side *send,
@@ -167,7 +156,7 @@ int coll_async_intercomm_gather(const struct coll_async_call *call,
     }
     if (-1 == root || MPI_ROOT == root) {
         for (int rank = 0; rank < plan->nranks; ++rank) {
-            side_block(recv, rank, &plan->recv[rank]);
+            coll_async_side_block(recv, rank, &plan->recv[rank]);
         }
     }
     return run(call, plan);
@@ -181,7 +170,7 @@ int coll_async_intercomm_scatter(const struct coll_async_call *call,
 
     if (NULL != plan && MPI_ROOT == root) {
         for (int rank = 0; rank < plan->nranks; ++rank) {
-            side_block(send, rank, &plan->send[rank]);
+            coll_async_side_block(send, rank, &plan->send[rank]);
         }
     } else if (NULL != plan && root >= 0) {
         coll_async_block_set(&plan->recv[root], recv->buf, (size_t) recv->count, recv->dtype);
@@ -196,8 +185,8 @@ int coll_async_intercomm_alltoall(const struct coll_async_call *call,
     struct coll_async_exchange *plan = plan_new(call, true, 0);
 
     for (int rank = 0; NULL != plan && rank < plan->nranks; ++rank) {
-        side_block(send, rank, &plan->send[rank]);
-        side_block(recv, rank, &plan->recv[rank]);
+        coll_async_side_block(send, rank, &plan->send[rank]);
+        coll_async_side_block(recv, rank, &plan->recv[rank]);
     }
     return run(call, plan);
 }

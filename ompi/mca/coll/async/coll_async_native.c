@@ -370,7 +370,8 @@ void coll_async_side_at(const struct coll_async_side *side, int i, const char **
     }
 }
 
-static void side_block(const struct coll_async_side *side, int i, struct coll_async_block *block)
+void coll_async_side_block(const struct coll_async_side *side, int i,
+                           struct coll_async_block *block)
 {
     struct ompi_datatype_t *dtype;
     const char *base;
@@ -441,7 +442,7 @@ int coll_async_native_gather(const struct coll_async_call *call,
     }
     if (receives) {
         for (int rank = 0; rank < n; ++rank) {
-            side_block(recv, rank, rank == me ? &plan->self_to : &plan->recv[rank]);
+            coll_async_side_block(recv, rank, rank == me ? &plan->self_to : &plan->recv[rank]);
         }
         if (MPI_IN_PLACE != send->buf) {
             single_block(send, &plan->self_from);
@@ -471,7 +472,7 @@ int coll_async_native_scatter(const struct coll_async_call *call,
     }
     if (root == me) {
         for (int rank = 0; rank < n; ++rank) {
-            side_block(send, rank, rank == me ? &plan->self_from : &plan->send[rank]);
+            coll_async_side_block(send, rank, rank == me ? &plan->self_from : &plan->send[rank]);
         }
         /* At the root, MPI_IN_PLACE is given as the receive buffer. */
         if (MPI_IN_PLACE != recv->buf) {
@@ -503,11 +504,11 @@ int coll_async_native_alltoall(const struct coll_async_call *call,
     plan->in_place = MPI_IN_PLACE == send->buf;
     for (int rank = 0; rank < n; ++rank) {
         if (rank != me) {
-            side_block(from, rank, &plan->send[rank]);
-            side_block(recv, rank, &plan->recv[rank]);
+            coll_async_side_block(from, rank, &plan->send[rank]);
+            coll_async_side_block(recv, rank, &plan->recv[rank]);
         } else if (MPI_IN_PLACE != send->buf) {
-            side_block(send, rank, &plan->self_from);
-            side_block(recv, rank, &plan->self_to);
+            coll_async_side_block(send, rank, &plan->self_from);
+            coll_async_side_block(recv, rank, &plan->self_to);
         }
     }
     return execute_plan(call, plan);

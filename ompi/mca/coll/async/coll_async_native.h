@@ -28,6 +28,7 @@
 #define MCA_COLL_ASYNC_NATIVE_H
 
 #include "coll_async.h"
+#include "coll_async_block.h"
 #include "coll_async_schedule.h"
 
 /* The arguments shared by every entry point. */
@@ -61,9 +62,12 @@ struct coll_async_side {
     struct ompi_datatype_t *const *dtypes;
 };
 
-/* Block i of a side: where it starts, how many elements of which type. */
+/* Block i of a side: where it starts, how many elements of which type; or as an
+ * exchange's block. */
 void coll_async_side_at(const struct coll_async_side *side, int i, const char **base,
                         size_t *count, struct ompi_datatype_t **dtype);
+void coll_async_side_block(const struct coll_async_side *side, int i,
+                           struct coll_async_block *block);
 
 /* Runs op in the form call names: inline, posted behind a request, or kept in a
  * persistent one; the op's plan then belongs to the request, or is freed here

@@ -122,6 +122,22 @@ static void say_refused(void *context, const char *line)
     mca_coll_async_say_later(1, "coll:async: %s", line);
 }
 
+_Static_assert(COLL_ASYNC_MAILBOX_ADDRESS_MAX <= COLL_ASYNC_CARD_BLOB_MAX
+                   && COLL_ASYNC_TCP_ADDRESS_MAX <= COLL_ASYNC_CARD_BLOB_MAX
+                   && COLL_ASYNC_VERBS_ADDRESS_MAX <= COLL_ASYNC_CARD_BLOB_MAX,
+               "every transport's address fits a card's blob");
+
+/* Puts t's address on this process's card at which: 0, or -EIO. */
+static int publish_address(struct coll_async_transport *t, enum coll_async_card_blob which)
+{
+    unsigned char blob[COLL_ASYNC_CARD_BLOB_MAX];
+    int length = t->ops->address(t, blob, sizeof(blob));
+
+    return length < 0 || OMPI_SUCCESS != mca_coll_async_card_set_blob(which, blob, (size_t) length)
+               ? -EIO
+               : 0;
+}
+
 /* This node's token for the mailbox: a digest of its name, which names the
  * virtual node too, so that pretend nodes still meet over TCP. */
 static uint64_t node_token(void)
@@ -143,17 +159,12 @@ static struct coll_async_transport *open_mailbox(const struct coll_async_config 
                                                .key = mca_coll_async_card_mine()->key,
                                                .node = node_token(),
                                                .try_cma = settings->channel.cma};
-    unsigned char blob[COLL_ASYNC_MAILBOX_ADDRESS_MAX];
     struct coll_async_transport *transport = NULL;
-    int length, rc;
+    int rc;
 
     rc = coll_async_mailbox_create(&config, &transport);
     if (0 == rc) {
-        length = transport->ops->address(transport, blob, sizeof(blob));
-        rc = length < 0 || OMPI_SUCCESS != mca_coll_async_card_set_blob(COLL_ASYNC_CARD_SHM, blob,
-                                                                        (size_t) length)
-                 ? -EIO
-                 : 0;
+        rc = publish_address(transport, COLL_ASYNC_CARD_SHM);
     }
     if (0 != rc) {
         opal_output_verbose(say_level(), mca_coll_async_output,
@@ -182,19 +193,14 @@ static struct coll_async_transport *open_tcp(const struct coll_async_tcp_if *ifs
                                                settings->tcp.connect_timeout_s * 1000,
                                            .staging_limit = settings->tcp.staging_limit,
                                            .on_refused = say_refused};
-    unsigned char blob[COLL_ASYNC_TCP_ADDRESS_MAX];
     struct coll_async_transport *transport = NULL;
     struct coll_async_tcp *tcp = NULL;
-    int length = 0, rc;
+    int rc;
 
     rc = coll_async_tcp_create(&tcp, &config);
     if (0 == rc) {
         transport = coll_async_tcp_transport(tcp);
-        length = transport->ops->address(transport, blob, sizeof(blob));
-        rc = length < 0 || OMPI_SUCCESS != mca_coll_async_card_set_blob(COLL_ASYNC_CARD_TCP, blob,
-                                                                        (size_t) length)
-                 ? -EIO
-                 : 0;
+        rc = publish_address(transport, COLL_ASYNC_CARD_TCP);
     }
     if (0 != rc) {
         mca_coll_async_show_help(mca_coll_async_first_process(), "no network", strerror(-rc));
@@ -279,11 +285,10 @@ static struct coll_async_transport *open_verbs(const struct coll_async_config *s
                                                  settings->tcp.connect_timeout_s * 1000,
                                              .on_refused = say_refused};
     struct coll_async_verbs_port_info ports[COLL_ASYNC_VERBS_MAX_PORTS];
-    unsigned char blob[COLL_ASYNC_VERBS_ADDRESS_MAX];
     struct coll_async_transport *transport = NULL;
     struct coll_async_verbs *verbs = NULL;
     char why[256] = "";
-    int count, length, rc;
+    int count, rc;
 
     if (0 == strcmp(exclude, "all")) {
         opal_output_verbose(say_level(), mca_coll_async_output,
@@ -316,12 +321,9 @@ static struct coll_async_transport *open_verbs(const struct coll_async_config *s
     rc = coll_async_verbs_create(&verbs, &config, why, sizeof(why));
     if (0 == rc) {
         transport = coll_async_verbs_transport(verbs);
-        length = transport->ops->address(transport, blob, sizeof(blob));
-        if (length < 0
-            || OMPI_SUCCESS != mca_coll_async_card_set_blob(COLL_ASYNC_CARD_VERBS, blob,
-                                                            (size_t) length)) {
+        rc = publish_address(transport, COLL_ASYNC_CARD_VERBS);
+        if (0 != rc) {
             snprintf(why, sizeof(why), "its address could not be published");
-            rc = -EIO;
         }
     }
     if (0 != rc) {
