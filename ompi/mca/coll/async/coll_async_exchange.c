@@ -13,6 +13,7 @@
 
 #include "ompi_config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,13 +26,24 @@
 
 /* The slot's first line carries the header: the rounds its writer needs. */
 #define HEADER_BYTES 64
+/* The alignment of the scratch space and of each rank's block in it. */
+#define SCRATCH_ALIGN 64
+
+size_t coll_async_exchange_scratch_block(struct ompi_datatype_t *dtype, size_t count)
+{
+    ptrdiff_t gap;
+    size_t span = opal_datatype_span(&dtype->super, count, &gap);
+
+    return (span + SCRATCH_ALIGN - 1) & ~(size_t) (SCRATCH_ALIGN - 1);
+}
 
 struct coll_async_exchange *coll_async_exchange_new(int nranks, int rank, bool personal,
                                                     size_t scratch_bytes)
 {
     size_t nsend = personal ? (size_t) nranks : 1;
     size_t blocks = (nsend + (size_t) nranks) * sizeof(struct coll_async_block);
-    struct coll_async_exchange *plan = calloc(1, sizeof(*plan) + blocks + scratch_bytes);
+    struct coll_async_exchange *plan = calloc(1, sizeof(*plan) + blocks + SCRATCH_ALIGN
+                                                     + scratch_bytes);
 
     if (NULL == plan) {
         return NULL;
@@ -41,7 +53,8 @@ struct coll_async_exchange *coll_async_exchange_new(int nranks, int rank, bool p
     plan->personal = personal;
     plan->send = (struct coll_async_block *) (plan + 1);
     plan->recv = plan->send + nsend;
-    plan->scratch = (char *) (plan->recv + nranks);
+    plan->scratch = (char *) (((uintptr_t) (plan->recv + nranks) + SCRATCH_ALIGN - 1)
+                              & ~(uintptr_t) (SCRATCH_ALIGN - 1));
     plan->fold.last = -1;
     plan->readers_last = nranks - 1;
     return plan;
@@ -76,11 +89,12 @@ void coll_async_exchange_set_fold(struct coll_async_exchange *plan, struct ompi_
                                   int last, void *rbuf)
 {
     ptrdiff_t gap;
-    size_t span = opal_datatype_span(&dtype->super, count, &gap);
+    size_t block = coll_async_exchange_scratch_block(dtype, count);
 
+    (void) opal_datatype_span(&dtype->super, count, &gap);
     for (int rank = first; rank <= last; ++rank) {
         struct coll_async_block *to = rank == plan->rank ? &plan->self_to : &plan->recv[rank];
-        coll_async_block_set(to, plan->scratch + (size_t) rank * span - gap, count, dtype);
+        coll_async_block_set(to, plan->scratch + (size_t) rank * block - gap, count, dtype);
     }
     plan->fold.op = op;
     OBJ_RETAIN(op);

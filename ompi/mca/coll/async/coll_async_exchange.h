@@ -77,9 +77,17 @@ struct coll_async_exchange *coll_async_exchange_new(int nranks, int rank, bool p
 /* Frees the plan and its datatype and operation references (an op's free_plan). */
 void coll_async_exchange_free(void *plan);
 
+/* The scratch space one rank's block of count dtype takes: its span, rounded up
+ * to a cache line, so that every block starts as aligned as the scratch space
+ * (a cache line): the folds read elements in place, and an element misaligned
+ * across a page boundary (a long double at 4 bytes past a block of 20-byte
+ * pairs) is slow on hardware and misread by some emulators (QEMU's x87). */
+size_t coll_async_exchange_scratch_block(struct ompi_datatype_t *dtype, size_t count);
+
 /* Receives count dtype from every rank in first..last into the scratch space and
  * folds them with op into result (count dtype at rbuf); the caller sets
- * what each rank sends. scratch_bytes must be nranks * span of (count, dtype). */
+ * what each rank sends. scratch_bytes must be nranks scratch blocks of (count,
+ * dtype). */
 void coll_async_exchange_set_fold(struct coll_async_exchange *plan, struct ompi_op_t *op,
                                   struct ompi_datatype_t *dtype, size_t count, int first,
                                   int last, void *rbuf);

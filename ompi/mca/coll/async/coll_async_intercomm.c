@@ -77,13 +77,6 @@ static void readers(struct coll_async_exchange *plan, int root)
     plan->readers_last = root >= 0 ? root : plan->nranks - 1;
 }
 
-static size_t span_of(struct ompi_datatype_t *dtype, size_t count)
-{
-    ptrdiff_t gap;
-
-    return opal_datatype_span(&dtype->super, count, &gap);
-}
-
 static ptrdiff_t extent_of(struct ompi_datatype_t *dtype)
 {
     ptrdiff_t lb, extent;
@@ -100,7 +93,7 @@ int coll_async_intercomm_reduce(const struct coll_async_call *call, const void *
     int m = remote_size(call);
     bool sends = -1 == root || root >= 0, receives = -1 == root || MPI_ROOT == root;
     struct coll_async_exchange *plan =
-        plan_new(call, false, receives ? (size_t) m * span_of(dtype, (size_t) count) : 0);
+        plan_new(call, false, receives ? (size_t) m * coll_async_exchange_scratch_block(dtype, (size_t) count) : 0);
 
     if (NULL != plan && sends) {
         coll_async_block_set(&plan->send[0], sbuf, (size_t) count, dtype);
@@ -197,14 +190,14 @@ int coll_async_intercomm_reduce_scatter(const struct coll_async_call *call, cons
                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
     int n = ompi_comm_size(call->comm), m = remote_size(call), me = ompi_comm_rank(call->comm);
-    size_t total = 0, offset = 0, span;
+    size_t total = 0, offset = 0, block;
     struct coll_async_exchange *plan;
 
     if (NULL == rcounts) {
         /* Both groups' vectors are n * rcount long: block r of m goes to remote r. */
         size_t theirs = (size_t) n * (size_t) rcount / (size_t) m;
 
-        plan = plan_new(call, true, (size_t) m * span_of(dtype, (size_t) rcount));
+        plan = plan_new(call, true, (size_t) m * coll_async_exchange_scratch_block(dtype, (size_t) rcount));
         for (int rank = 0; NULL != plan && rank < m; ++rank) {
             coll_async_block_set(&plan->send[rank],
                                  (const char *) sbuf + (ptrdiff_t) (rank * theirs) * extent_of(dtype),
@@ -220,14 +213,14 @@ int coll_async_intercomm_reduce_scatter(const struct coll_async_call *call, cons
         total += (size_t) rcounts[rank];
     }
     /* The m inputs and the folded vector, then this rank's slice of it. */
-    span = span_of(dtype, total);
-    plan = plan_new(call, false, ((size_t) m + 1) * span);
+    block = coll_async_exchange_scratch_block(dtype, total);
+    plan = plan_new(call, false, ((size_t) m + 1) * block);
     if (NULL != plan) {
         ptrdiff_t gap;
         char *folded;
 
         (void) opal_datatype_span(&dtype->super, total, &gap);
-        folded = plan->scratch + (size_t) m * span - gap;
+        folded = plan->scratch + (size_t) m * block - gap;
         coll_async_block_set(&plan->send[0], sbuf, total, dtype);
         coll_async_exchange_set_fold(plan, op, dtype, total, 0, m - 1, folded);
         coll_async_block_set(&plan->after_from, folded + (ptrdiff_t) offset * extent_of(dtype),

@@ -187,13 +187,6 @@ static const void *input_of(const void *sbuf, void *rbuf)
     return MPI_IN_PLACE == sbuf ? rbuf : sbuf;
 }
 
-static size_t span_of(struct ompi_datatype_t *dtype, size_t count)
-{
-    ptrdiff_t gap;
-
-    return opal_datatype_span(&dtype->super, count, &gap);
-}
-
 /*
  * The exchange form of a reduction over a shared plan: every rank sends its whole
  * input to the ranks readers_first..readers_last (none when that is empty), and
@@ -206,7 +199,7 @@ static int fold_inputs(const struct coll_async_call *call, const void *sbuf, voi
     int n = size_of(call), me = rank_of(call);
     const void *input = input_of(sbuf, rbuf);
     struct coll_async_exchange *plan =
-        coll_async_exchange_new(n, me, false, receives ? (size_t) n * span_of(dtype, count) : 0);
+        coll_async_exchange_new(n, me, false, receives ? (size_t) n * coll_async_exchange_scratch_block(dtype, count) : 0);
 
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -294,7 +287,7 @@ int coll_async_native_reduce_scatter(const struct coll_async_call *call, const v
     /* Each rank sends block j of its input to rank j and folds the n blocks it
      * receives, in rank order. */
     mine = (size_t) (NULL == rcounts ? rcount : rcounts[me]);
-    plan = coll_async_exchange_new(n, me, true, (size_t) n * span_of(dtype, mine));
+    plan = coll_async_exchange_new(n, me, true, (size_t) n * coll_async_exchange_scratch_block(dtype, mine));
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
