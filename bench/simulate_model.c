@@ -267,7 +267,8 @@ enum coll_async_alg sim_auto(const struct sim_case *c, const struct sim_params *
 
     if (COLL_ASYNC_FAMILY_BCAST == c->family
         && c->bytes >= coll_async_decision_multicast_from(
-               COLL_ASYNC_ALG_AUTO, c->nodes, SIM_MCAST_MIN_NODES, SIM_MCAST_MIN_BYTES,
+               COLL_ASYNC_ALG_AUTO, c->nodes, SIM_MCAST_MIN_NODES, SIM_MCAST_MAX_NODES,
+               SIM_MCAST_MIN_BYTES,
                p->verbs && c->nodes <= COLL_ASYNC_MULTICAST_MAX_NODES)) {
         return COLL_ASYNC_ALG_MULTICAST;
     }

@@ -29,9 +29,10 @@
 /* Reductions are priced on 4-byte elements (float or int32). */
 #define SIM_ELEMENT_BYTES 4
 
-/* auto's multicast thresholds: the defaults of coll_async_mcast_min_nodes and
- * coll_async_mcast_min_bytes (coll_async_params.c, which needs Open MPI). */
+/* auto's multicast thresholds: the defaults of coll_async_mcast_min_nodes,
+ * coll_async_mcast_max_nodes and coll_async_mcast_min_bytes (coll_async_params.c, which needs Open MPI). */
 #define SIM_MCAST_MIN_NODES 16
+#define SIM_MCAST_MAX_NODES 128
 #define SIM_MCAST_MIN_BYTES (64 * 1024)
 /* The multicast transport's packets (an InfiniBand UD MTU) and how often a
  * receiver acknowledges: every window / 4 packets of a 128-packet window

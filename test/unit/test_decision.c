@@ -32,6 +32,7 @@ static const size_t sizes[] = {0, 1, 8, 511, 512, 4095, 4096, 4097, 16383, 16384
                                65535, 65536, 65537, 131071, 131072, 131073, 262143, 262144,
                                262145, 1048576, 16777216};
 #define NUM_SIZES (sizeof(sizes) / sizeof(sizes[0]))
+#define multicast_from coll_async_decision_multicast_from
 
 /* Between nodes: family, its parameter, element size (reductions: count = bytes /
  * element), nodes, and per size R ring, D recursive doubling, A Rabenseifner,
@@ -521,7 +522,7 @@ static void test_forced_in_node(void **state)
                                                              sizes[i] / 8, n));
             }
         }
-        assert_true(65536 == coll_async_decision_multicast_from(alg, 16, 16, 65536, true));
+        assert_true(65536 == multicast_from(alg, 16, 16, 128, 65536, true));
     }
     assert_false(coll_async_decision_in_node(COLL_ASYNC_ALG_MULTICAST));
     assert_false(coll_async_decision_in_node(COLL_ASYNC_ALG_AUTO));
@@ -609,18 +610,18 @@ static void test_fallbacks_and_thresholds(void **state)
     assert_int_equal(coll_async_decision_leader_parts(65535, 65536, 2), 1);
     assert_int_equal(coll_async_decision_leader_parts(65536, 65536, 2), 2);
 
-    assert_true(1 == coll_async_decision_multicast_from(COLL_ASYNC_ALG_MULTICAST, 3, 16, 65536,
-                                                        false));
-    assert_true(SIZE_MAX == coll_async_decision_multicast_from(COLL_ASYNC_ALG_AUTO, 15, 16,
-                                                               65536, true));
-    assert_true(65536 == coll_async_decision_multicast_from(COLL_ASYNC_ALG_AUTO, 16, 16, 65536,
-                                                            true));
-    assert_true(SIZE_MAX == coll_async_decision_multicast_from(COLL_ASYNC_ALG_AUTO, 16, 16,
-                                                               65536, false));
-    assert_true(SIZE_MAX == coll_async_decision_multicast_from(COLL_ASYNC_ALG_AUTO, 16, 0, 65536,
-                                                               true));
-    assert_true(SIZE_MAX == coll_async_decision_multicast_from(COLL_ASYNC_ALG_BINOMIAL, 16, 16,
-                                                               65536, true));
+    /* (alg, nodes, min_nodes, max_nodes, min_bytes, every leader has verbs) */
+    assert_true(1 == multicast_from(COLL_ASYNC_ALG_MULTICAST, 3, 16, 128, 65536, false));
+    assert_true(SIZE_MAX == multicast_from(COLL_ASYNC_ALG_AUTO, 15, 16, 128, 65536, true));
+    assert_true(65536 == multicast_from(COLL_ASYNC_ALG_AUTO, 16, 16, 128, 65536, true));
+    assert_true(SIZE_MAX == multicast_from(COLL_ASYNC_ALG_AUTO, 16, 16, 128, 65536, false));
+    assert_true(SIZE_MAX == multicast_from(COLL_ASYNC_ALG_AUTO, 16, 0, 128, 65536, true));
+    /* bench/simulate's band: up to 128 nodes by default; 0, no bound. */
+    assert_true(65536 == multicast_from(COLL_ASYNC_ALG_AUTO, 128, 16, 128, 65536, true));
+    assert_true(SIZE_MAX == multicast_from(COLL_ASYNC_ALG_AUTO, 129, 16, 128, 65536, true));
+    assert_true(65536 == multicast_from(COLL_ASYNC_ALG_AUTO, 1000, 16, 0, 65536, true));
+    assert_true(1 == multicast_from(COLL_ASYNC_ALG_MULTICAST, 1000, 16, 128, 65536, true));
+    assert_true(SIZE_MAX == multicast_from(COLL_ASYNC_ALG_BINOMIAL, 16, 16, 128, 65536, true));
 }
 
 int main(void)

@@ -75,6 +75,7 @@ typedef struct mca_coll_async_component_t {
     bool profile_ring;
     double mcast_drop_fraction;
     int mcast_min_nodes;
+    int mcast_max_nodes;
     size_t mcast_min_bytes;
 
     /* ... and as understood by mca_coll_async_params_check(): the algorithms

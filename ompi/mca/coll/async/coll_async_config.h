@@ -68,6 +68,7 @@ struct coll_async_config {
         const char *include, *exclude; /* verbs ports, as the TCP/verbs filters read */
         double drop_fraction;          /* of packets dropped on purpose (tests) */
         int min_nodes;                 /* auto takes multicast from this many nodes; 0: never */
+        int max_nodes;                 /* ... up to this many; 0: no bound */
         size_t min_bytes;              /* ... and from this many bytes */
     } multicast;
 };

@@ -406,13 +406,14 @@ int coll_async_decision_leader_parts(size_t bytes, size_t multi_leader_bytes, in
 }
 
 size_t coll_async_decision_multicast_from(enum coll_async_alg alg, int nodes, int min_nodes,
-                                          size_t min_bytes, bool leaders_have_verbs)
+                                          int max_nodes, size_t min_bytes,
+                                          bool leaders_have_verbs)
 {
     if (COLL_ASYNC_ALG_MULTICAST == alg) {
         return 1;
     }
     if (COLL_ASYNC_ALG_AUTO == coll_async_decision_leaders(alg) && 0 < min_nodes
-        && nodes >= min_nodes && leaders_have_verbs) {
+        && nodes >= min_nodes && (0 == max_nodes || nodes <= max_nodes) && leaders_have_verbs) {
         return min_bytes;
     }
     return SIZE_MAX;

@@ -189,9 +189,11 @@ int coll_async_decision_describe(enum coll_async_family family, enum coll_async_
 int coll_async_decision_leader_parts(size_t bytes, size_t multi_leader_bytes, int slots);
 
 /* bcast: the smallest size sent over the leaders' multicast group (SIZE_MAX: none),
- * from the parameter's alg, the node count, auto's thresholds, and whether every
- * leader has verbs. */
+ * from the parameter's alg, the node count, auto's thresholds (its node band,
+ * max_nodes 0 for none, and its smallest size), and whether every leader has
+ * verbs. */
 size_t coll_async_decision_multicast_from(enum coll_async_alg alg, int nodes, int min_nodes,
-                                          size_t min_bytes, bool leaders_have_verbs);
+                                          int max_nodes, size_t min_bytes,
+                                          bool leaders_have_verbs);
 
 #endif /* MCA_COLL_ASYNC_DECISION_H */

@@ -84,7 +84,8 @@ static const char *choose(struct coll_async_hier_multicast *state,
         return "more nodes than its set-up can number";
     }
     state->from = coll_async_decision_multicast_from(
-        alg, hier->node_count, config->multicast.min_nodes, config->multicast.min_bytes,
+        alg, hier->node_count, config->multicast.min_nodes, config->multicast.max_nodes,
+        config->multicast.min_bytes,
         COLL_ASYNC_ALG_AUTO == alg && leaders_have_verbs(hier));
     return NULL;
 }

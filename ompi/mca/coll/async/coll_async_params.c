@@ -342,6 +342,20 @@ static int register_multicast(void)
     if (rc < 0) {
         return rc;
     }
+    /* bench/simulate: the root takes every receiver's acknowledgement every 32
+     * packets, so past about 53 nodes (InfiniBand's defaults there) acknowledging
+     * costs the root more than streaming; from 128 nodes scatter-allgather beats
+     * multicast at 4 MiB and more, and from 256 binomial beats it at 64 KiB. */
+    c->mcast_max_nodes = 128;
+    rc = register_var("mcast_max_nodes",
+                      "Most nodes on which coll_async_bcast_algorithm=auto sends bcasts over "
+                      "multicast: the root takes each receiver's acknowledgements, which past "
+                      "this many nodes cost more than multicast saves (bench/simulate's model; "
+                      "not measured on hardware). 0: no bound.",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->mcast_max_nodes);
+    if (rc < 0) {
+        return rc;
+    }
     c->mcast_min_bytes = 64 * 1024;
     rc = register_var("mcast_min_bytes",
                       "Smallest bcast (bytes) that coll_async_bcast_algorithm=auto "
@@ -620,6 +634,7 @@ static void fill_config(const mca_coll_async_component_t *c, struct coll_async_c
     config->multicast.exclude = c->verbs_if_exclude;
     config->multicast.drop_fraction = c->mcast_drop_fraction;
     config->multicast.min_nodes = c->mcast_min_nodes;
+    config->multicast.max_nodes = c->mcast_max_nodes;
     config->multicast.min_bytes = c->mcast_min_bytes;
 }
 
@@ -672,7 +687,9 @@ int mca_coll_async_params_check(mca_coll_async_component_t *c)
                      "a number of seconds from 1 to " MAX_TIMEOUT_TEXT)
         || !in_range("verbs_ports", c->verbs_ports, 0, INT_MAX, "0 (all) or a number of ports")
         || !in_range("mcast_min_nodes", c->mcast_min_nodes, 0, INT_MAX,
-                     "0 (auto never takes multicast) or a number of nodes")) {
+                     "0 (auto never takes multicast) or a number of nodes")
+        || !in_range("mcast_max_nodes", c->mcast_max_nodes, 0, INT_MAX,
+                     "0 (no bound) or a number of nodes")) {
         rc = OMPI_ERR_BAD_PARAM;
     }
     if (c->tcp_staging_limit < MIN_TCP_STAGING || c->tcp_staging_limit > MAX_TCP_STAGING) {
