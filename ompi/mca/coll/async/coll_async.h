@@ -35,6 +35,7 @@
 BEGIN_C_DECLS
 
 struct coll_async_topology;
+struct coll_async_numa;
 
 /* How one collective on one communicator is executed. */
 enum coll_async_path {
@@ -61,6 +62,7 @@ typedef struct mca_coll_async_component_t {
     char *reduce_mode_value;
     size_t small_reduce_bytes;
     int virtual_nodes;
+    int virtual_numa;
     char *topology_xml;
     char *tcp_if_include;
     char *tcp_if_exclude;
@@ -101,6 +103,9 @@ typedef struct mca_coll_async_module_t {
     bool has_channel;
     struct coll_async_channel channel;
     struct coll_async_hier *hier;
+    /* On one node whose ranks are in several NUMA domains: its split, for the
+     * families that run in NUMA stages (NULL: none, or a single domain). */
+    struct coll_async_numa *numa;
     struct coll_async_stream stream;
     /* Every rank on the mapper: the hierarchy's, or, on one node, made at the
      * first call that needs it (mca_coll_async_module_peers). */
@@ -119,6 +124,7 @@ int mca_coll_async_params_check(mca_coll_async_component_t *component);
 /* coll_async_pvars.c: MPI_T counters coll_async_<collective>_<path>. */
 extern volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
 extern volatile int64_t mca_coll_async_reduce_local_calls; /* always native */
+extern volatile int64_t mca_coll_async_numa_calls; /* run in NUMA stages */
 int mca_coll_async_pvars_register(const mca_base_component_t *component);
 
 static inline void mca_coll_async_count(enum coll_async_coll coll, enum coll_async_path path)
@@ -155,6 +161,15 @@ int mca_coll_async_segment_open(struct coll_async_channel *channel,
 struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *comm,
                                                 const struct coll_async_config *config);
 void mca_coll_async_hier_close(struct coll_async_hier *hier);
+
+/* coll_async_numa_split.c: the NUMA split of a communicator of one node whose
+ * channel is open, when its ranks are in several domains (pretend ones under
+ * coll_async_virtual_numa) and a family may run in NUMA stages; NULL otherwise.
+ * Said at verbose level 1 (rank 0) and 2 (every rank). */
+struct coll_async_numa *mca_coll_async_numa_open(mca_coll_async_module_t *module,
+                                                struct ompi_communicator_t *comm,
+                                                const struct coll_async_config *config);
+void mca_coll_async_numa_close(struct coll_async_numa *numa);
 
 /* coll_async_hier_multicast.c: whether hier's bcasts use a multicast group (every
  * rank) and the group's state (slot 0's leaders), with no message, kept in its

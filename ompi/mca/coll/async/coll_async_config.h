@@ -35,6 +35,8 @@ struct coll_async_config {
      * the hwloc XML file its topology is read from ("": this machine). */
     int virtual_nodes;
     const char *topology_xml;
+    /* 0 or a number of pretend NUMA domains each node's ranks are split into. */
+    int virtual_numa;
 
     /* Where the progress thread runs, and the list as given (for messages). */
     struct coll_async_cpuset progress_cpus;

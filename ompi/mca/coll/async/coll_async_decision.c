@@ -34,6 +34,8 @@ const char *const coll_async_alg_names[COLL_ASYNC_NUM_ALGS] = {
     [COLL_ASYNC_ALG_SINGLE_COPY] = "single_copy",
     [COLL_ASYNC_ALG_STAGED] = "staged",
     [COLL_ASYNC_ALG_ROOTED_CHUNKS] = "rooted_chunks",
+    [COLL_ASYNC_ALG_NUMA] = "numa",
+    [COLL_ASYNC_ALG_FLAT] = "flat",
 };
 
 const char *const coll_async_reduce_mode_names[COLL_ASYNC_NUM_REDUCE_MODES] = {
@@ -85,6 +87,7 @@ struct row {
     bool over_mapper; /* always between pairs of ranks over the mapper (neighbourhoods) */
     unsigned algs;    /* between nodes, what the parameter may force */
     unsigned in_node; /* inside a node, likewise */
+    bool numa;        /* runs in NUMA stages inside a node (numa and flat accepted) */
     enum coll_async_alg small, large, large_uneven, uneven;
     /* latency_bound (chosen as large or large_uneven) gives way to `rival` below
      * latency_paid_from() (NONE: never). */
@@ -98,6 +101,7 @@ struct row {
 
 static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
     [COLL_ASYNC_FAMILY_ALLREDUCE] = {.hierarchical = true,
+                                     .numa = true,
                                      .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING)
                                              | ALG(RABENSEIFNER),
                                      .in_node = ALG(SINGLE_COPY) | ALG(STAGED),
@@ -109,6 +113,7 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                      .small_bytes = SMALL_ALLREDUCE_BYTES,
                                      .per_element = true},
     [COLL_ASYNC_FAMILY_BCAST] = {.hierarchical = true,
+                                 .numa = true,
                                  .algs = ALG(BINOMIAL) | ALG(SCATTER_ALLGATHER) | ALG(MULTICAST),
                                  .in_node = ALG(SINGLE_COPY) | ALG(STAGED),
                                  .small = COLL_ASYNC_ALG_BINOMIAL,
@@ -119,6 +124,7 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                  .small_bytes = SMALL_BCAST_BYTES,
                                  .few_leaders = 2},
     [COLL_ASYNC_FAMILY_ALLGATHER] = {.hierarchical = true,
+                                     .numa = true,
                                      .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING),
                                      .in_node = ALG(SINGLE_COPY) | ALG(STAGED),
                                      .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
@@ -129,12 +135,14 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                      .small_block = SMALL_ALLGATHER_BLOCK,
                                      .power_of_two_only = ALG(RECURSIVE_DOUBLING)},
     [COLL_ASYNC_FAMILY_REDUCE] = {.hierarchical = true,
+                                  .numa = true,
                                   .algs = ALG(BINOMIAL),
                                   .in_node = ALG(SINGLE_COPY) | ALG(ROOTED_CHUNKS),
                                   .small = COLL_ASYNC_ALG_BINOMIAL,
                                   .large = COLL_ASYNC_ALG_BINOMIAL,
                                   .large_uneven = COLL_ASYNC_ALG_BINOMIAL},
     [COLL_ASYNC_FAMILY_BARRIER] = {.hierarchical = true,
+                                   .numa = true,
                                    .algs = ALG(DISSEMINATION),
                                    .small = COLL_ASYNC_ALG_DISSEMINATION,
                                    .large = COLL_ASYNC_ALG_DISSEMINATION,
@@ -151,7 +159,8 @@ bool coll_async_decision_accepts(enum coll_async_family family, enum coll_async_
 {
     return COLL_ASYNC_ALG_AUTO == alg || COLL_ASYNC_ALG_DELEGATE == alg
            || (alg < COLL_ASYNC_NUM_ALGS
-               && ((table[family].algs | table[family].in_node) & (1u << alg)));
+               && ((table[family].algs | table[family].in_node) & (1u << alg)))
+           || (table[family].numa && coll_async_decision_numa_name(alg));
 }
 
 void coll_async_decision_values(enum coll_async_family family, char *buf, size_t len)
@@ -230,6 +239,25 @@ bool coll_async_decision_fallback(enum coll_async_family family, enum coll_async
     if (!power_of_two(nodes) && (table[family].power_of_two_only & (1u << alg))) {
         *instead = table[family].uneven;
         return true;
+    }
+    return false;
+}
+
+/* Inside a node: NUMA stages */
+
+bool coll_async_decision_numa(enum coll_async_family family, enum coll_async_alg alg,
+                              int domains)
+{
+    return table[family].numa && domains >= 2
+           && (COLL_ASYNC_ALG_AUTO == alg || COLL_ASYNC_ALG_NUMA == alg);
+}
+
+bool coll_async_decision_numa_wanted(const enum coll_async_alg algs[COLL_ASYNC_NUM_FAMILIES])
+{
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
+        if (coll_async_decision_numa(family, algs[family], 2)) {
+            return true;
+        }
     }
     return false;
 }

@@ -46,6 +46,8 @@ enum coll_async_alg {
     COLL_ASYNC_ALG_SINGLE_COPY,        /* in a node: from the peers' own buffers (CMA) */
     COLL_ASYNC_ALG_STAGED,             /* in a node: slot-sized chunks through the slots */
     COLL_ASYNC_ALG_ROOTED_CHUNKS,      /* in a node, reduce: the others hand chunks to the root */
+    COLL_ASYNC_ALG_NUMA,               /* in a node: rank -> NUMA leader -> node and back */
+    COLL_ASYNC_ALG_FLAT,               /* in a node: every rank on the node's one channel */
     COLL_ASYNC_NUM_ALGS
 };
 
@@ -63,10 +65,23 @@ static inline bool coll_async_decision_between_nodes(enum coll_async_alg alg)
     return alg > COLL_ASYNC_ALG_DELEGATE && alg < COLL_ASYNC_ALG_SINGLE_COPY;
 }
 
-/* Whether alg names a shared-memory schedule inside a node. */
+/* Whether alg names a shared-memory schedule inside a node (or, numa and flat,
+ * whether a node's ranks go through their NUMA domains' leaders). */
 static inline bool coll_async_decision_in_node(enum coll_async_alg alg)
 {
     return alg >= COLL_ASYNC_ALG_SINGLE_COPY && alg < COLL_ASYNC_NUM_ALGS;
+}
+
+/* Whether alg names the NUMA staging inside a node, on or off (numa, flat). */
+static inline bool coll_async_decision_numa_name(enum coll_async_alg alg)
+{
+    return COLL_ASYNC_ALG_NUMA == alg || COLL_ASYNC_ALG_FLAT == alg;
+}
+
+/* Whether alg names one shared-memory schedule (single_copy, staged, ...). */
+static inline bool coll_async_decision_schedule_name(enum coll_async_alg alg)
+{
+    return coll_async_decision_in_node(alg) && !coll_async_decision_numa_name(alg);
 }
 
 /* What the parameter at alg asks of the leaders between nodes: a schedule named
@@ -107,6 +122,19 @@ bool coll_async_decision_wanted(const enum coll_async_alg algs[COLL_ASYNC_NUM_FA
  * runs instead (AUTO: the table's choice): false when alg runs as asked. */
 bool coll_async_decision_fallback(enum coll_async_family family, enum coll_async_alg alg,
                                   int nodes, enum coll_async_alg *instead);
+
+/* Inside a node: NUMA stages */
+
+/* Whether family, its parameter at alg, runs on a communicator of one node whose
+ * ranks are in `domains` NUMA domains as stages: inside each domain, between
+ * the domains' leaders, inside each domain again. auto and numa do from 2
+ * domains on; flat, or a shared-memory schedule named, runs on the node's one
+ * channel. */
+bool coll_async_decision_numa(enum coll_async_family family, enum coll_async_alg alg,
+                              int domains);
+
+/* Whether some family would run in NUMA stages under algs (one per family). */
+bool coll_async_decision_numa_wanted(const enum coll_async_alg algs[COLL_ASYNC_NUM_FAMILIES]);
 
 /* Inside a node: the shared-memory schedules */
 

@@ -34,6 +34,7 @@ static void module_construct(mca_coll_async_module_t *module)
     memset(&module->below, 0, sizeof(module->below));
     module->has_channel = false;
     module->hier = NULL;
+    module->numa = NULL;
     module->peers = NULL;
     memset(&module->own_peers, 0, sizeof(module->own_peers));
     coll_async_stream_init(&module->stream);
@@ -48,6 +49,7 @@ static void module_destruct(mca_coll_async_module_t *module)
     }
     coll_async_stream_drain(&module->stream, NULL);
     coll_async_peers_free(&module->own_peers);
+    mca_coll_async_numa_close(module->numa);
     if (module->has_channel) {
         coll_async_channel_close(&module->channel);
     }
@@ -146,6 +148,7 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
                         coll_async_channel_single_copy(&module->channel)
                             ? "in one copy (CMA)"
                             : "pipelined through the slots");
+    module->numa = mca_coll_async_numa_open(module, comm, config);
 }
 
 static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll coll,

@@ -21,6 +21,7 @@
 
 #include "coll_async_exchange.h"
 #include "coll_async_native.h"
+#include "coll_async_numa.h"
 #include "coll_async_pairs.h"
 #include "coll_async_request.h"
 #include "coll_async_say.h"
@@ -129,10 +130,24 @@ static int execute_plan(const struct coll_async_call *call, struct coll_async_ex
     return execute(call, &work);
 }
 
-/* Runs op on this node's channel, or as a hierarchical run of its family across
- * nodes (one of those coll_async_decision_hierarchical() names). */
+/* Runs op on this node's channel, in NUMA stages where its family runs so on
+ * this communicator (coll_async_decision_numa()), or as a hierarchical run of its
+ * family across nodes (one of those coll_async_decision_hierarchical() names). */
 static int execute_native(const struct coll_async_call *call, struct coll_async_sched *op)
 {
+    struct coll_async_numa *numa = call->module->numa;
+    enum coll_async_family family = coll_async_family_of(call->coll);
+
+    if (NULL != numa && numa->staged[family]) {
+        op->base.begin = coll_async_numa_begin;
+        op->base.plan = coll_async_numa_run_new(numa, family);
+        op->base.free_plan = coll_async_numa_run_free;
+        if (NULL == op->base.plan) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        OPAL_THREAD_ADD_FETCH64(&mca_coll_async_numa_calls, 1);
+        return execute(call, op);
+    }
     if (!spans_nodes(call)) {
         return execute(call, op);
     }

@@ -18,7 +18,9 @@
  * job's pretend nodes.
  *
  * The node's topology (NUMA domains, NICs and their locality) is read once per
- * process, from Open MPI's hwloc topology or from coll_async_topology_xml.
+ * process, from Open MPI's hwloc topology or from coll_async_topology_xml. With
+ * coll_async_virtual_numa = N each node's ranks are split likewise into N pretend
+ * NUMA domains of consecutive ranks, the domain each process's card carries.
  */
 
 #define _GNU_SOURCE
@@ -35,8 +37,9 @@
 #include "coll_async.h"
 #include "coll_async_topology.h"
 
-/* coll_async_virtual_nodes and coll_async_topology_xml, handed at open. */
-static int virtual_nodes;
+/* coll_async_virtual_nodes, coll_async_virtual_numa and coll_async_topology_xml,
+ * handed at open. */
+static int virtual_nodes, virtual_numa;
 static const char *topology_xml = "";
 
 /* World ranks per virtual node. */
@@ -110,6 +113,7 @@ int mca_coll_async_node_topology_init(const struct coll_async_config *config)
     const char *path = config->topology_xml;
 
     virtual_nodes = config->virtual_nodes;
+    virtual_numa = config->virtual_numa;
     topology_xml = NULL != path ? path : "";
 
     if (NULL != topology) {
@@ -130,12 +134,32 @@ const struct coll_async_topology *mca_coll_async_node_topology(void)
     return topology;
 }
 
+/* With coll_async_virtual_numa = N: this process's pretend domain, i * N / n
+ * for the i-th of the n ranks of its node (virtual or real) by world rank. */
+static int virtual_numa_domain(void)
+{
+    int index = (int) ompi_process_info.my_local_rank;
+    int count = (int) ompi_process_info.num_local_peers + 1;
+
+    if (virtual_nodes > 0) {
+        int per = ranks_per_virtual_node(), node = virtual_node_of(OMPI_PROC_MY_NAME->vpid);
+        int left = (int) ompi_process_info.num_procs - node * per;
+
+        index = (int) OMPI_PROC_MY_NAME->vpid - node * per;
+        count = left < per ? left : per;
+    }
+    return (int) ((long) index * virtual_numa / (count > 0 ? count : 1));
+}
+
 int mca_coll_async_node_numa(void)
 {
     hwloc_bitmap_t binding;
     cpu_set_t cpus;
     int numa = COLL_ASYNC_TOPOLOGY_NUMA_SEVERAL;
 
+    if (virtual_numa > 0) {
+        return virtual_numa_domain();
+    }
     if (NULL == topology || 0 != sched_getaffinity(0, sizeof(cpus), &cpus)
         || NULL == (binding = hwloc_bitmap_alloc())) {
         return numa;

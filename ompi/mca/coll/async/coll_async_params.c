@@ -72,6 +72,12 @@ static int register_var(const char *name, const char *help, mca_base_var_type_t 
     "nodes and coll_async_mcast_min_bytes when every leader has an RDMA port and verbs reaches " \
     "every other."
 
+#define NUMA_HELP                                                                             \
+    " numa: on a communicator of one node whose ranks are in several NUMA domains "            \
+    "(coll_async_virtual_numa pretends some), the call runs inside each domain, between the "  \
+    "domains' leaders, and inside each domain again, so that only the leaders read across "    \
+    "domains; auto does so from 2 domains on; flat: every rank of the node on one channel."
+
 /* The old names of the algorithms between nodes, synonyms now. */
 static const char *const between_nodes_synonym[COLL_ASYNC_NUM_FAMILIES] = {
     [COLL_ASYNC_FAMILY_ALLREDUCE] = "internode_allreduce_algorithm",
@@ -175,7 +181,7 @@ static int register_algorithm(enum coll_async_family family)
     enumerator->string_from_value = algorithm_to_string;
     coll_async_decision_values(family, list, sizeof(list));
     names_of(family, coll_async_decision_between_nodes, between, sizeof(between));
-    names_of(family, coll_async_decision_in_node, inside, sizeof(inside));
+    names_of(family, coll_async_decision_schedule_name, inside, sizeof(inside));
     if ('\0' != between[0] && coll_async_decision_hierarchical(family)) {
         snprintf(between_help, sizeof(between_help),
                  " %s: the leaders' algorithm between nodes (inside each node the component "
@@ -202,8 +208,9 @@ static int register_algorithm(enum coll_async_family family)
     snprintf(help, sizeof(help),
              "Algorithm for the %s collective, blocking, nonblocking and persistent. One of: "
              "%s. auto: the component chooses per communicator and message size; delegate: "
-             "always hand the call to the coll component selected below this one.%s%s%s",
+             "always hand the call to the coll component selected below this one.%s%s%s%s",
              coll_async_family_name(family), list, between_help, inside_help,
+             coll_async_decision_accepts(family, COLL_ASYNC_ALG_NUMA) ? NUMA_HELP : "",
              COLL_ASYNC_FAMILY_BCAST == family ? MULTICAST_HELP : "");
 
     component->algorithm_value[family] = COLL_ASYNC_ALG_AUTO;
@@ -535,6 +542,17 @@ int mca_coll_async_params_register(mca_coll_async_component_t *c)
         return rc;
     }
 
+    c->virtual_numa = 0;
+    rc = register_var("virtual_numa",
+                      "Split the ranks of each node (or virtual node) into this many pretend "
+                      "NUMA domains, to test on one machine the NUMA stages inside a node: the "
+                      "node's i-th of n ranks (by world rank) is in pretend domain i * N / n. "
+                      "0 (the default): the domains of the ranks' bindings.",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_9, &c->virtual_numa);
+    if (rc < 0) {
+        return rc;
+    }
+
     c->topology_xml = "";
     rc = register_var("topology_xml",
                       "An hwloc XML file (as lstopo --of xml writes) describing this node, "
@@ -616,6 +634,7 @@ static void fill_config(const mca_coll_async_component_t *c, struct coll_async_c
         .cma = c->shm_cma,
         .setup_timeout_ms = (unsigned) c->shm_setup_timeout * 1000u};
     config->virtual_nodes = c->virtual_nodes;
+    config->virtual_numa = c->virtual_numa;
     config->topology_xml = NULL != c->topology_xml ? c->topology_xml : "";
     config->progress_cpus_value = c->progress_cpus_value;
     config->leaders = c->leaders;
@@ -681,6 +700,8 @@ int mca_coll_async_params_check(mca_coll_async_component_t *c)
     coll_async_schedule_config.stream_bytes = c->shm_stream_bytes;
     if (!in_range("virtual_nodes", c->virtual_nodes, 0, INT_MAX,
                   "0 (the real nodes) or a number of pretend nodes")
+        || !in_range("virtual_numa", c->virtual_numa, 0, INT_MAX,
+                     "0 (the real NUMA domains) or a number of pretend domains")
         || !in_range("leaders", c->leaders, 0, INT_MAX, "0 (one per NIC) or a number of leaders")
         || !in_range("tcp_links", c->tcp_links, 0, INT_MAX, "0 (all) or a number of connections")
         || !in_range("tcp_connect_timeout", c->tcp_connect_timeout, 1, MAX_TIMEOUT_S,

@@ -13,7 +13,8 @@
  * coll_async_<collective>_native and coll_async_<collective>_delegated count, per
  * process over all communicators, the calls this component executed itself and
  * the calls it handed to the module below. Any MPI_T tool can read them; the test
- * suite does, so a silent fallback fails a test.
+ * suite does, so a silent fallback fails a test. coll_async_numa_staged counts
+ * the calls that ran in NUMA stages (coll_async_numa.h).
  */
 
 #include "ompi_config.h"
@@ -26,6 +27,7 @@
 
 volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
 volatile int64_t mca_coll_async_reduce_local_calls;
+volatile int64_t mca_coll_async_numa_calls;
 
 static int register_counter(const mca_base_component_t *component, const char *name,
                             const char *description, volatile int64_t *counter);
@@ -39,6 +41,8 @@ static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *o
 
 int mca_coll_async_pvars_register(const mca_base_component_t *component)
 {
+    int rc;
+
     static const char *const descriptions[COLL_ASYNC_NUM_PATHS] = {
         [COLL_ASYNC_PATH_DELEGATED] = "handed to the coll module selected below coll/async",
         [COLL_ASYNC_PATH_NATIVE] = "executed by coll/async itself",
@@ -47,7 +51,6 @@ int mca_coll_async_pvars_register(const mca_base_component_t *component)
     for (int coll = 0; coll < COLL_ASYNC_NUM_COLLS; ++coll) {
         for (int path = 0; path < COLL_ASYNC_NUM_PATHS; ++path) {
             char name[64], description[160];
-            int rc;
 
             snprintf(name, sizeof(name), "%s_%s", mca_coll_async_coll_names[coll],
                      mca_coll_async_path_names[path]);
@@ -64,9 +67,16 @@ int mca_coll_async_pvars_register(const mca_base_component_t *component)
             }
         }
     }
-    return register_counter(component, "reduce_local_native",
-                            "Number of MPI_Reduce_local calls in this process",
-                            &mca_coll_async_reduce_local_calls);
+    rc = register_counter(component, "reduce_local_native",
+                          "Number of MPI_Reduce_local calls in this process",
+                          &mca_coll_async_reduce_local_calls);
+    if (rc < 0) {
+        return rc;
+    }
+    return register_counter(component, "numa_staged",
+                            "Number of collective calls in this process that coll/async ran in "
+                            "NUMA stages (inside each domain, between the domains' leaders)",
+                            &mca_coll_async_numa_calls);
 }
 
 static int register_counter(const mca_base_component_t *component, const char *name,

@@ -1,0 +1,288 @@
+/*
+ * Copyright (c) 2026 The coll/async developers. All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * coll/async: splitting a communicator of one node by NUMA domain. See
+ * coll_async_numa.h.
+ *
+ * At the communicator's creation every rank reads every rank's domain from its
+ * card (the domain of its binding, or its pretend one under
+ * coll_async_virtual_numa: coll_async_node.c) and all compute the same split;
+ * then each domain opens its channel and the leaders theirs. A channel's ranks
+ * reach one outcome together, but two domains may not (one /dev/shm full for
+ * one of them): the ranks then agree over the communicator's own channel, one
+ * byte each, and all run flat unless all opened theirs.
+ */
+
+#include "ompi_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+
+#include "coll_async.h"
+#include "coll_async_card.h"
+#include "coll_async_numa.h"
+#include "coll_async_schedule.h"
+
+int coll_async_numa_local_index(const struct coll_async_numa *numa, int rank)
+{
+    int domain = numa->domain_of[rank];
+
+    for (int i = numa->domain_first[domain]; i < numa->domain_first[domain + 1]; ++i) {
+        if (numa->domain_ranks[i] == rank) {
+            return i - numa->domain_first[domain];
+        }
+    }
+    return -1;
+}
+
+void mca_coll_async_numa_close(struct coll_async_numa *numa)
+{
+    if (NULL == numa) {
+        return;
+    }
+    if (numa->has_domain) {
+        coll_async_channel_close(&numa->domain_channel);
+    }
+    if (numa->leads) {
+        coll_async_channel_close(&numa->leaders_channel);
+    }
+    free(numa->domain_of);
+    free(numa->domain_first);
+    free(numa->domain_ranks);
+    free(numa->leaders);
+    free(numa);
+}
+
+/* Every rank's domain, renumbered in the order of the ranks (the first rank's is
+ * 0); the count of domains, or -1 where a rank is in none (unbound on a machine of
+ * several) or has no card. */
+static int read_domains(struct ompi_communicator_t *comm, int *domain_of)
+{
+    int size = ompi_comm_size(comm), count = 0;
+    int *seen = malloc(sizeof(int) * (size_t) size); /* the cards' domain of each */
+
+    if (NULL == seen) {
+        return -1;
+    }
+    for (int rank = 0; rank < size; ++rank) {
+        const struct coll_async_card *card =
+            mca_coll_async_card_of(ompi_comm_peer_lookup(comm, rank));
+        int domain = 0;
+
+        if (NULL == card || card->numa < 0) {
+            count = -1;
+            break;
+        }
+        while (domain < count && seen[domain] != card->numa) {
+            ++domain;
+        }
+        if (domain == count) {
+            seen[count++] = card->numa;
+        }
+        domain_of[rank] = domain;
+    }
+    free(seen);
+    return count;
+}
+
+/* Groups the ranks by domain, ascending within one (a counting sort), and
+ * chooses each domain's lowest rank to lead it. */
+static void group_by_domain(struct coll_async_numa *numa)
+{
+    int start = 0;
+
+    for (int rank = 0; rank < numa->size; ++rank) {
+        ++numa->domain_first[numa->domain_of[rank] + 1];
+    }
+    for (int domain = 0; domain < numa->domain_count; ++domain) {
+        int count = numa->domain_first[domain + 1];
+
+        numa->domain_first[domain + 1] = start;
+        start += count;
+    }
+    numa->rank_ordered = true;
+    for (int rank = 0; rank < numa->size; ++rank) {
+        int at = numa->domain_first[numa->domain_of[rank] + 1]++;
+
+        numa->rank_ordered &= rank == at;
+        numa->domain_ranks[at] = rank;
+    }
+    numa->even = true;
+    for (int domain = 0; domain < numa->domain_count; ++domain) {
+        numa->leaders[domain] = numa->domain_ranks[numa->domain_first[domain]];
+        numa->even &= coll_async_numa_domain_size(numa, domain)
+                      == coll_async_numa_domain_size(numa, 0);
+    }
+    numa->domain = numa->domain_of[numa->rank];
+    numa->local_index = coll_async_numa_local_index(numa, numa->rank);
+    numa->leads = numa->leaders[numa->domain] == numa->rank;
+}
+
+static struct coll_async_numa *split(struct ompi_communicator_t *comm)
+{
+    struct coll_async_numa *numa = calloc(1, sizeof(*numa));
+    int size = ompi_comm_size(comm);
+
+    if (NULL == numa) {
+        return NULL;
+    }
+    numa->size = size;
+    numa->rank = ompi_comm_rank(comm);
+    numa->domain_of = calloc(size, sizeof(int));
+    numa->domain_ranks = calloc(size, sizeof(int));
+    numa->domain_count = NULL == numa->domain_of ? -1 : read_domains(comm, numa->domain_of);
+    if (NULL == numa->domain_ranks || numa->domain_count < 2) {
+        mca_coll_async_numa_close(numa);
+        return NULL;
+    }
+    numa->domain_first = calloc(numa->domain_count + 1, sizeof(int));
+    numa->leaders = calloc(numa->domain_count, sizeof(int));
+    if (NULL == numa->domain_first || NULL == numa->leaders) {
+        mca_coll_async_numa_close(numa);
+        return NULL;
+    }
+    group_by_domain(numa);
+    return numa;
+}
+
+/* This rank's domain's channel and, when it leads, the leaders'; whether it
+ * opened all it needs. */
+static bool open_channels(struct coll_async_numa *numa, struct ompi_communicator_t *comm,
+                          const struct coll_async_channel_config *config)
+{
+    int count = coll_async_numa_domain_size(numa, numa->domain);
+    bool leads = numa->leads;
+
+    numa->leads = false;
+    if (count > 1) {
+        numa->has_domain = OMPI_SUCCESS
+                           == mca_coll_async_segment_open(&numa->domain_channel, config, comm,
+                                                          &numa->domain_ranks[numa->domain_first[numa->domain]],
+                                                          count, numa->local_index, true);
+        if (!numa->has_domain) {
+            return false;
+        }
+    }
+    if (leads) {
+        numa->leads = OMPI_SUCCESS
+                      == mca_coll_async_segment_open(&numa->leaders_channel, config, comm,
+                                                     numa->leaders, numa->domain_count,
+                                                     numa->domain, true);
+        return numa->leads;
+    }
+    return true;
+}
+
+static void progress(void)
+{
+    opal_progress();
+}
+
+/* Whether every rank opened its channels: one byte each, gathered over the
+ * communicator's own channel. */
+static bool all_opened(mca_coll_async_module_t *module, int size, bool opened)
+{
+    char mine = opened, *all = malloc((size_t) size);
+    struct coll_async_sched op = {.base = {.begin = coll_async_allgather_begin,
+                                           .stream = &module->stream},
+                                  .channel = &module->channel,
+                                  .sbuf = &mine,
+                                  .rbuf = all,
+                                  .bytes = 1,
+                                  .root = -1};
+    bool agreed = NULL != all;
+
+    /* Every rank takes part, even one out of memory, so that the others finish. */
+    op.rbuf = NULL != all ? all : &mine;
+    op.bytes = NULL != all ? 1 : 0;
+    if (OMPI_SUCCESS != coll_async_engine_run(&op.base, progress)) {
+        agreed = false;
+    }
+    for (int rank = 0; rank < size && agreed; ++rank) {
+        agreed = 0 != all[rank];
+    }
+    free(all);
+    return agreed;
+}
+
+/* One line: the domains, their leaders, and what runs in NUMA stages. */
+static void report(const struct coll_async_numa *numa, struct ompi_communicator_t *comm,
+                   const struct coll_async_config *config)
+{
+    int level = 0 == numa->rank ? 1 : 2;
+    char leaders[160] = "", families[96] = "", sizes[160] = "";
+    size_t used = 0, listed = 0, counted = 0;
+
+    if (opal_output_get_verbosity(mca_coll_async_output) < level) {
+        return;
+    }
+    for (int domain = 0; domain < numa->domain_count; ++domain) {
+        if (used < sizeof(leaders)) {
+            used += (size_t) snprintf(leaders + used, sizeof(leaders) - used, "%s%d",
+                                      0 == domain ? "" : ",", numa->leaders[domain]);
+        }
+        if (counted < sizeof(sizes)) {
+            counted += (size_t) snprintf(sizes + counted, sizeof(sizes) - counted, "%s%d",
+                                         0 == domain ? "" : "+",
+                                         coll_async_numa_domain_size(numa, domain));
+        }
+    }
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES && listed < sizeof(families);
+         ++family) {
+        if (numa->staged[family]) {
+            listed += (size_t) snprintf(families + listed, sizeof(families) - listed, " %s",
+                                        coll_async_family_name(family));
+        }
+    }
+    opal_output_verbose(level, mca_coll_async_output,
+                        "coll:async: %s (cid %u, size %d, rank %d): %d NUMA domains (%s ranks, "
+                        "%s), leaders ranks %s; in NUMA stages (rank -> domain leader -> node "
+                        "and back):%s", comm->c_name, coll_async_comm_cid(comm), numa->size,
+                        numa->rank, numa->domain_count, sizes,
+                        config->virtual_numa > 0 ? "pretend: coll_async_virtual_numa"
+                                                 : "of the ranks' bindings",
+                        leaders, families);
+}
+
+struct coll_async_numa *mca_coll_async_numa_open(mca_coll_async_module_t *module,
+                                                struct ompi_communicator_t *comm,
+                                                const struct coll_async_config *config)
+{
+    struct coll_async_numa *numa;
+    bool opened;
+
+    if (!coll_async_decision_numa_wanted(config->algorithm)) {
+        return NULL;
+    }
+    /* Every rank reads the same cards: all split alike, or none does. */
+    numa = split(comm);
+    if (NULL == numa) {
+        return NULL;
+    }
+    opened = open_channels(numa, comm, &config->channel);
+    if (!all_opened(module, numa->size, opened)) {
+        opal_output_verbose(0 == numa->rank ? 1 : 2, mca_coll_async_output,
+                            "coll:async: %s (cid %u, size %d): %d NUMA domains, but a domain "
+                            "or the leaders have no shared memory of their own: flat",
+                            comm->c_name, coll_async_comm_cid(comm), numa->size,
+                            numa->domain_count);
+        mca_coll_async_numa_close(numa);
+        return NULL;
+    }
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
+        numa->staged[family] = coll_async_decision_numa(family, config->algorithm[family],
+                                                        numa->domain_count);
+    }
+    report(numa, comm, config);
+    return numa;
+}
