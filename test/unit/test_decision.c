@@ -538,17 +538,19 @@ static void test_values_and_words(void **state)
     coll_async_decision_values(COLL_ASYNC_FAMILY_ALLREDUCE, text, sizeof(text));
     assert_string_equal(text,
                         "auto, delegate, ring, recursive_doubling, rabenseifner, "
-                        "single_copy, staged");
+                        "single_copy, staged, numa, flat");
     coll_async_decision_values(COLL_ASYNC_FAMILY_BCAST, text, sizeof(text));
     assert_string_equal(text,
                         "auto, delegate, binomial, scatter_allgather, multicast, "
-                        "single_copy, staged");
+                        "single_copy, staged, numa, flat");
     coll_async_decision_values(COLL_ASYNC_FAMILY_ALLGATHER, text, sizeof(text));
-    assert_string_equal(text, "auto, delegate, ring, recursive_doubling, single_copy, staged");
+    assert_string_equal(text, "auto, delegate, ring, recursive_doubling, single_copy, staged, "
+                              "numa, flat");
     coll_async_decision_values(COLL_ASYNC_FAMILY_REDUCE, text, sizeof(text));
-    assert_string_equal(text, "auto, delegate, binomial, single_copy, rooted_chunks");
+    assert_string_equal(text,
+                        "auto, delegate, binomial, single_copy, rooted_chunks, numa, flat");
     coll_async_decision_values(COLL_ASYNC_FAMILY_BARRIER, text, sizeof(text));
-    assert_string_equal(text, "auto, delegate, dissemination");
+    assert_string_equal(text, "auto, delegate, dissemination, numa, flat");
     coll_async_decision_values(COLL_ASYNC_FAMILY_ALLTOALL, text, sizeof(text));
     assert_string_equal(text, "auto, delegate");
     assert_false(coll_async_decision_accepts(COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_RING));
@@ -584,6 +586,49 @@ static void test_values_and_words(void **state)
     coll_async_decision_describe(COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
                                  4, text, sizeof(text));
     assert_string_equal(text, "recursive_doubling");
+}
+
+/* NUMA stages: the five families, from 2 domains, under auto and numa; flat or a
+ * schedule named keeps the node's one channel; numa and flat name no schedule. */
+static void test_numa(void **state)
+{
+    enum coll_async_alg algs[COLL_ASYNC_NUM_FAMILIES] = {COLL_ASYNC_ALG_AUTO};
+
+    (void) state;
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
+        bool staged = COLL_ASYNC_FAMILY_ALLREDUCE == family || COLL_ASYNC_FAMILY_BCAST == family
+                      || COLL_ASYNC_FAMILY_REDUCE == family
+                      || COLL_ASYNC_FAMILY_ALLGATHER == family
+                      || COLL_ASYNC_FAMILY_BARRIER == family;
+
+        assert_int_equal(staged, coll_async_decision_accepts(family, COLL_ASYNC_ALG_NUMA));
+        assert_int_equal(staged, coll_async_decision_accepts(family, COLL_ASYNC_ALG_FLAT));
+        for (int domains = 0; domains <= 8; ++domains) {
+            bool want = staged && domains >= 2;
+
+            assert_int_equal(want, coll_async_decision_numa(family, COLL_ASYNC_ALG_AUTO, domains));
+            assert_int_equal(want, coll_async_decision_numa(family, COLL_ASYNC_ALG_NUMA, domains));
+            assert_false(coll_async_decision_numa(family, COLL_ASYNC_ALG_FLAT, domains));
+            assert_false(coll_async_decision_numa(family, COLL_ASYNC_ALG_STAGED, domains));
+            assert_false(coll_async_decision_numa(family, COLL_ASYNC_ALG_DELEGATE, domains));
+        }
+    }
+    for (int alg = COLL_ASYNC_ALG_NUMA; alg <= COLL_ASYNC_ALG_FLAT; ++alg) {
+        assert_true(coll_async_decision_numa_name(alg));
+        assert_false(coll_async_decision_schedule_name(alg));
+        assert_int_equal(COLL_ASYNC_ALG_AUTO, coll_async_decision_leaders(alg));
+        assert_int_equal(COLL_ASYNC_ALG_AUTO,
+                         coll_async_decision_shm_forced(COLL_ASYNC_FAMILY_ALLREDUCE, alg, true));
+        assert_false(coll_async_decision_shm_fallback(COLL_ASYNC_FAMILY_ALLREDUCE, alg, false));
+    }
+    assert_true(coll_async_decision_schedule_name(COLL_ASYNC_ALG_STAGED));
+    assert_true(coll_async_decision_numa_wanted(algs));
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
+        algs[family] = COLL_ASYNC_ALG_FLAT;
+    }
+    assert_false(coll_async_decision_numa_wanted(algs));
+    algs[COLL_ASYNC_FAMILY_BARRIER] = COLL_ASYNC_ALG_NUMA;
+    assert_true(coll_async_decision_numa_wanted(algs));
 }
 
 /* Forced algorithms that cannot run, what runs instead; leaders; multicast. */
@@ -631,7 +676,7 @@ int main(void)
         cmocka_unit_test(test_forced_in_node),
         cmocka_unit_test(test_reduce_modes),       cmocka_unit_test(test_native_or_delegated),
         cmocka_unit_test(test_wanted),             cmocka_unit_test(test_values_and_words),
-        cmocka_unit_test(test_fallbacks_and_thresholds),
+        cmocka_unit_test(test_fallbacks_and_thresholds), cmocka_unit_test(test_numa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

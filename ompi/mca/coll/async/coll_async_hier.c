@@ -154,14 +154,19 @@ static int choose_leaders(struct coll_async_hier *hier,
     struct coll_async_topology_node_desc *descs = calloc(hier->node_count, sizeof(*descs));
     int nic_count = NULL != topo ? topo->nic_count : 0;
     int *nic_numa = calloc(nic_count + 1, sizeof(int));
-    int rc = -ENOMEM;
+    int numa_count = NULL != topo ? topo->numa_count : 1, rc = -ENOMEM;
+
+    /* Pretend domains (coll_async_virtual_numa) may outnumber the machine's. */
+    for (int rank = 0; rank < hier->size; ++rank) {
+        numa_count = places[rank].numa >= numa_count ? places[rank].numa + 1 : numa_count;
+    }
 
     for (int i = 0; i < nic_count && NULL != nic_numa; ++i) {
         nic_numa[i] = topo->nics[i].numa;
     }
     for (int node = 0; node < hier->node_count && NULL != descs; ++node) {
         descs[node] = (struct coll_async_topology_node_desc){
-            .numa_count = NULL != topo ? topo->numa_count : 1,
+            .numa_count = numa_count,
             .nic_count = nic_count,
             .nic_numa = nic_numa};
     }
