@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
+#include "opal/runtime/opal_progress.h"
 
 #include "coll_async.h"
 #include "coll_async_card.h"
