@@ -63,6 +63,10 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
  * binomial's log2 n whole messages) pays for them only from a size that grows
  * with n: below it, at 100-4096 nodes, it cost 2-54 times its rival. */
 #define LATENCY_BYTES (10 * 1024)
+/* A gather or scatter aggregated by node up to this block per rank: above it the
+ * pairs over the mapper move each block once, without the copies through the
+ * representatives (bench/coll_latency, README). */
+#define AGGREGATED_BLOCK (64 * 1024)
 /* Inside a node: an allreduce of 2 ranks with one rank reducing and publishing
  * measured 1.2-1.4 times faster than both reducing from 512 B (alike below). */
 #define TWO_RANK_ROOT_FROM 512
@@ -96,6 +100,7 @@ struct row {
     size_t small_block; /* or up to this many bytes per leader (0: no such rule) */
     int few_leaders;
     bool per_element;
+    size_t aggregated_up_to; /* gather, scatter: hierarchical up to this block (auto) */
     unsigned power_of_two_only;
 };
 
@@ -147,6 +152,20 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                    .small = COLL_ASYNC_ALG_DISSEMINATION,
                                    .large = COLL_ASYNC_ALG_DISSEMINATION,
                                    .large_uneven = COLL_ASYNC_ALG_DISSEMINATION},
+    /* Aggregated by node for small blocks (coll_async_decision_aggregated()),
+     * else the exchange over the mapper. */
+    [COLL_ASYNC_FAMILY_GATHER] = {.hierarchical = true,
+                                  .algs = ALG(BINOMIAL),
+                                  .small = COLL_ASYNC_ALG_BINOMIAL,
+                                  .large = COLL_ASYNC_ALG_BINOMIAL,
+                                  .large_uneven = COLL_ASYNC_ALG_BINOMIAL,
+                                  .aggregated_up_to = AGGREGATED_BLOCK},
+    [COLL_ASYNC_FAMILY_SCATTER] = {.hierarchical = true,
+                                   .algs = ALG(BINOMIAL),
+                                   .small = COLL_ASYNC_ALG_BINOMIAL,
+                                   .large = COLL_ASYNC_ALG_BINOMIAL,
+                                   .large_uneven = COLL_ASYNC_ALG_BINOMIAL,
+                                   .aggregated_up_to = AGGREGATED_BLOCK},
     [COLL_ASYNC_FAMILY_NEIGHBOR_ALLGATHER] = {.over_mapper = true},
     [COLL_ASYNC_FAMILY_NEIGHBOR_ALLGATHERV] = {.over_mapper = true},
     [COLL_ASYNC_FAMILY_NEIGHBOR_ALLTOALL] = {.over_mapper = true},
@@ -181,6 +200,17 @@ void coll_async_decision_values(enum coll_async_family family, char *buf, size_t
 bool coll_async_decision_hierarchical(enum coll_async_family family)
 {
     return table[family].hierarchical;
+}
+
+bool coll_async_decision_aggregated(enum coll_async_family family, enum coll_async_alg alg,
+                                    size_t block)
+{
+    const struct row *row = &table[family];
+
+    if (0 == row->aggregated_up_to) {
+        return row->hierarchical;
+    }
+    return 0 < block && ((row->algs & (1u << alg)) || block <= row->aggregated_up_to);
 }
 
 /* Single process: every collective is a local copy. Several on one node: every

@@ -24,7 +24,10 @@
 #define MCA_COLL_ASYNC_HIER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "coll_async_block.h"
 
 #include "coll_async_internode.h"
 #include "coll_async_multicast.h"
@@ -85,5 +88,39 @@ int coll_async_hier_local_index(const struct coll_async_hier *hier, int rank);
 void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_family family);
 void coll_async_hier_run_free(void *run);
 void coll_async_hier_begin(struct coll_async_op *op);
+
+/*
+ * Gather and scatter aggregated by node: the node's ranks gather their blocks at
+ * the node's representative over the node's channel (the root on its node, the
+ * first leader elsewhere), the representatives gather theirs at the root between
+ * nodes, and the root puts them in rank order; scatter the other way. The op's
+ * bytes are one rank's block, packed; the blocks themselves are the user's,
+ * set by the caller in the run's coll_async_hier_run_blocks() (released with
+ * the run): mine, this rank's send (gather) or receive (scatter) block, empty at
+ * a root in place; at the root first and stride, rank 0's block on the root's
+ * side and the distance between ranks' blocks.
+ */
+struct coll_async_hier_blocks {
+    struct coll_async_block mine, first;
+    ptrdiff_t stride;
+};
+struct coll_async_hier_blocks *coll_async_hier_run_blocks(void *run);
+
+/* coll_async_hier_rooted.c: the layout between nodes (every rank's block
+ * packed, in node order from the root's node; offset and bytes per node relative
+ * to the root's, node_count each), the exchange of this node's blocks with the
+ * representative rep (its blocks in that layout at by_node), and the copies
+ * between the user's blocks and by_node (every rank's at the root, or this
+ * rank's own). */
+struct coll_async_exchange;
+void coll_async_hier_rooted_layout(const struct coll_async_hier *hier, int root_node,
+                                   size_t block, size_t *offset, size_t *bytes);
+struct coll_async_exchange *coll_async_hier_node_exchange(const struct coll_async_hier *hier,
+                                                          const struct coll_async_hier_blocks *blocks,
+                                                          bool scatter, int rep, int root_node,
+                                                          char *by_node, size_t block);
+int coll_async_hier_rooted_copy(const struct coll_async_hier *hier,
+                                const struct coll_async_hier_blocks *blocks, int root_node,
+                                char *by_node, size_t block, bool to_user, bool every_rank);
 
 #endif /* MCA_COLL_ASYNC_HIER_H */

@@ -20,6 +20,9 @@
  * it, after the root's local bcast when the root does not lead. barrier: local
  * barrier, leaders' barrier, release. allgather: local allgather into the
  * node's block, leaders' allgather of node blocks, broadcast of the whole.
+ * gather: the node's blocks to its representative (as for reduce), the
+ * representatives' binomial gather to the root, the root's copy into rank
+ * order; scatter backwards (coll_async_hier_rooted.c has their data).
  *
  * A leader that fails between nodes tells its node: before each broadcast from a
  * leader, the leader broadcasts its status, and the ranks skip the data and
@@ -35,6 +38,7 @@
 #include "ompi/constants.h"
 
 #include "coll_async.h"
+#include "coll_async_exchange.h"
 #include "coll_async_failure.h"
 #include "coll_async_schedule.h"
 
@@ -47,6 +51,8 @@ enum stage_kind {
     STAGE_MULTICAST, /* bcast over the leaders' multicast group */
     STAGE_COPY,    /* bytes from sbuf to rbuf */
     STAGE_PERMUTE, /* allgather: node-ordered blocks to rank order */
+    STAGE_EXCHANGE, /* gather, scatter: the node's blocks with its representative */
+    STAGE_ARRANGE, /* gather, scatter: the user's blocks to or from the layout */
 };
 
 struct stage {
@@ -59,6 +65,7 @@ struct stage {
     const void *sbuf;
     void *rbuf;
     size_t count, bytes;
+    bool to_user, every_rank;          /* ARRANGE */
 };
 
 struct run {
@@ -74,6 +81,8 @@ struct run {
     uint32_t *rooted_peer;
     size_t *block_offset, *block_bytes;
     char *temp;
+    struct coll_async_exchange *exchange; /* an EXCHANGE stage's plan */
+    struct coll_async_hier_blocks blocks; /* gather, scatter: the user's */
     int32_t status, received;          /* 0, or how a leader failed */
     uint64_t tag;
     struct coll_async_failure failure; /* what failed between nodes, for the op to report */
@@ -96,6 +105,8 @@ static void release_temporaries(struct run *run)
     free(run->rooted_peer);
     free(run->block_offset);
     free(run->block_bytes);
+    coll_async_exchange_free(run->exchange);
+    run->exchange = NULL;
     run->temp = NULL;
     run->rooted_peer = NULL;
     run->block_offset = run->block_bytes = NULL;
@@ -106,7 +117,14 @@ void coll_async_hier_run_free(void *opaque)
     struct run *run = opaque;
 
     release_temporaries(run);
+    coll_async_block_release(&run->blocks.mine);
+    coll_async_block_release(&run->blocks.first);
     free(run);
+}
+
+struct coll_async_hier_blocks *coll_async_hier_run_blocks(void *opaque)
+{
+    return &((struct run *) opaque)->blocks;
 }
 
 /* Building the stages */
@@ -394,6 +412,92 @@ static int plan_allgather(struct run *run, const struct coll_async_sched *op)
     return OMPI_SUCCESS;
 }
 
+/* Gather and scatter: the layout between nodes, at a representative. */
+static int rooted_layout(struct run *run, int root_node, size_t total)
+{
+    struct coll_async_hier *hier = run->hier;
+    size_t nodes = (size_t) hier->node_count;
+
+    run->temp = malloc(total);
+    run->block_offset = malloc(sizeof(size_t) * nodes);
+    run->block_bytes = malloc(sizeof(size_t) * nodes);
+    if (NULL == run->temp || NULL == run->block_offset || NULL == run->block_bytes) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    coll_async_hier_rooted_layout(hier, root_node, total / (size_t) hier->size,
+                                  run->block_offset, run->block_bytes);
+    return OMPI_SUCCESS;
+}
+
+static int add_exchange(struct run *run, bool scatter, int rep, int root_node, size_t block)
+{
+    run->exchange = coll_async_hier_node_exchange(run->hier, &run->blocks, scatter, rep,
+                                                  root_node, run->temp, block);
+    if (NULL == run->exchange) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    add(run, STAGE_EXCHANGE)->needs_status = scatter;
+    return OMPI_SUCCESS;
+}
+
+static void add_arrange(struct run *run, int root_node, size_t block, bool to_user,
+                        bool every_rank)
+{
+    struct stage *stage = add(run, STAGE_ARRANGE);
+
+    stage->root = root_node;
+    stage->bytes = block;
+    stage->to_user = to_user;
+    stage->every_rank = every_rank;
+    stage->needs_status = to_user;
+}
+
+static int plan_rooted(struct run *run, const struct coll_async_sched *op, bool scatter)
+{
+    struct coll_async_hier *hier = run->hier;
+    const struct coll_async_leaders *group;
+    int root_node = hier->node_of[op->root], rep = representative(run, op->root);
+    size_t total = op->bytes * (size_t) hier->size;
+    int rc = rooted_group(run, op->root, &group);
+
+    if (OMPI_SUCCESS == rc && hier->rank == rep) {
+        rc = rooted_layout(run, root_node, total);
+    }
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (scatter && hier->rank == op->root) {
+        add_arrange(run, root_node, op->bytes, false, true);
+        run->stages[run->stage_count - 1].needs_status = false;
+    }
+    if (!scatter) {
+        if (hier->has_local) {
+            rc = add_exchange(run, false, rep, root_node, op->bytes);
+        } else {
+            add_arrange(run, root_node, op->bytes, false, false);
+            run->stages[run->stage_count - 1].needs_status = false;
+        }
+    }
+    if (NULL != group) {
+        add_net(run, scatter ? COLL_ASYNC_FAMILY_SCATTER : COLL_ASYNC_FAMILY_GATHER, group,
+                root_node, run->temp, 0, total);
+    }
+    if (!scatter) {
+        if (hier->rank == op->root) {
+            add_arrange(run, root_node, op->bytes, true, true);
+        }
+        return rc;
+    }
+    if (!hier->has_local) {
+        add_arrange(run, root_node, op->bytes, true, false);
+        return OMPI_SUCCESS;
+    }
+    /* The representative's status first: after a failure between nodes the
+     * node's ranks must not wait for blocks that never come. */
+    add(run, STAGE_STATUS)->root = coll_async_hier_local_index(hier, rep);
+    return OMPI_SUCCESS == rc ? add_exchange(run, true, rep, root_node, op->bytes) : rc;
+}
+
 static int plan(struct run *run, const struct coll_async_sched *op)
 {
     switch (run->family) {
@@ -409,6 +513,10 @@ static int plan(struct run *run, const struct coll_async_sched *op)
         return OMPI_SUCCESS;
     case COLL_ASYNC_FAMILY_ALLGATHER:
         return plan_allgather(run, op);
+    case COLL_ASYNC_FAMILY_GATHER:
+        return plan_rooted(run, op, false);
+    case COLL_ASYNC_FAMILY_SCATTER:
+        return plan_rooted(run, op, true);
     default:
         return OMPI_ERR_BAD_PARAM; /* not hierarchical (coll_async_decision.c) */
     }
@@ -458,6 +566,12 @@ static int start_stage(struct run *run, const struct coll_async_sched *op, struc
                                                             .buf = stage->rbuf,
                                                             .bytes = stage->bytes};
         return coll_async_multicast_bcast_start(&run->multicast);
+    case STAGE_EXCHANGE:
+        run->local = (struct coll_async_sched){.channel = &hier->local,
+                                               .base = {.plan = run->exchange},
+                                               .root = -1};
+        coll_async_exchange_begin(&run->local.base);
+        return OMPI_SUCCESS;
     default:
         return OMPI_SUCCESS;
     }
@@ -490,6 +604,7 @@ static int continue_stage(struct run *run, struct stage *stage)
 
     switch (stage->kind) {
     case STAGE_LOCAL:
+    case STAGE_EXCHANGE:
         return run->local.base.step(&run->local.base);
     case STAGE_STATUS:
         rc = run->local.base.step(&run->local.base);
@@ -516,6 +631,9 @@ static int continue_stage(struct run *run, struct stage *stage)
     case STAGE_PERMUTE:
         permute(run->hier, stage);
         return OMPI_SUCCESS;
+    case STAGE_ARRANGE:
+        return coll_async_hier_rooted_copy(run->hier, &run->blocks, stage->root, run->temp,
+                                           stage->bytes, stage->to_user, stage->every_rank);
     }
     return OMPI_ERR_BAD_PARAM;
 }

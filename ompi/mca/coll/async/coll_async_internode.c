@@ -432,15 +432,75 @@ static void plan_recursive_doubling_allgather(struct plan *plan)
     }
 }
 
+/* Gather and scatter: block_offset and block_bytes by relative rank (the root's
+ * 0), the blocks of consecutive relative ranks adjacent in buf, so a subtree's
+ * blocks cross as one message. */
+static char *relative_blocks_at(const struct plan *plan, int v)
+{
+    return plan->data + plan->x->block_offset[v];
+}
+
+static size_t subtree_bytes(const struct plan *plan, int v, int width)
+{
+    int n = plan->x->group->size, end = v + width < n ? v + width : n;
+
+    return blocks_bytes(plan, v, end);
+}
+
+/* Binomial gather: relative rank v takes the subtree of v + 2^k while bit k of
+ * v is clear, then hands its whole subtree to v - 2^k at step k. */
+static void plan_binomial_gather(struct plan *plan)
+{
+    struct coll_async_internode *x = plan->x;
+    int n = x->group->size, v = relative(x, x->group->rank);
+
+    for (int k = 0; (1 << k) < n; ++k) {
+        if (v & (1 << k)) {
+            send_to(add_round(plan, k), absolute(x, v - (1 << k)), relative_blocks_at(plan, v),
+                    subtree_bytes(plan, v, 1 << k));
+            return;
+        }
+        if (v + (1 << k) < n) {
+            recv_from(add_round(plan, k), absolute(x, v + (1 << k)),
+                      relative_blocks_at(plan, v + (1 << k)),
+                      subtree_bytes(plan, v + (1 << k), 1 << k));
+        }
+    }
+}
+
+/* Binomial scatter, the gather backwards: v receives its subtree from v - 2^k
+ * (2^k its lowest set bit) at step levels - 1 - k, then hands v + 2^j the
+ * subtree of v + 2^j for j from k - 1 down to 0. */
+static void plan_binomial_scatter(struct plan *plan)
+{
+    struct coll_async_internode *x = plan->x;
+    int n = x->group->size, v = relative(x, x->group->rank), levels = log2_of(n), k = levels;
+
+    if (v > 0) {
+        for (k = 0; !(v & (1 << k)); ++k) {
+        }
+        recv_from(add_round(plan, levels - 1 - k), absolute(x, v - (1 << k)),
+                  relative_blocks_at(plan, v), subtree_bytes(plan, v, 1 << k));
+    }
+    for (int j = k - 1; j >= 0; --j) {
+        if (v + (1 << j) < n) {
+            send_to(add_round(plan, levels - 1 - j), absolute(x, v + (1 << j)),
+                    relative_blocks_at(plan, v + (1 << j)),
+                    subtree_bytes(plan, v + (1 << j), 1 << j));
+        }
+    }
+}
+
 int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_family family)
 {
     int n = x->group->size;
     bool reduces = COLL_ASYNC_FAMILY_ALLREDUCE == family || COLL_ASYNC_FAMILY_REDUCE == family;
     struct plan plan = {.x = x, .size = reduces ? x->reduction->size : 1, .data = x->buf};
-    size_t bytes = reduces ? x->count * plan.size
-                 : COLL_ASYNC_FAMILY_ALLGATHER == family && n > 0
-                     ? x->block_offset[n - 1] + x->block_bytes[n - 1]
-                     : x->bytes;
+    bool blocks = COLL_ASYNC_FAMILY_ALLGATHER == family || COLL_ASYNC_FAMILY_GATHER == family
+                  || COLL_ASYNC_FAMILY_SCATTER == family;
+    size_t bytes = reduces              ? x->count * plan.size
+                   : blocks && n > 0 ? x->block_offset[n - 1] + x->block_bytes[n - 1]
+                                     : x->bytes;
 
     x->rounds = NULL;
     x->round_count = x->at = x->posted = 0;
@@ -472,7 +532,12 @@ int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_f
         plan_rabenseifner_allreduce(&plan);
         break;
     case COLL_ASYNC_ALG_BINOMIAL:
-        (COLL_ASYNC_FAMILY_BCAST == family ? plan_binomial_bcast : plan_binomial_reduce)(&plan);
+        switch (family) {
+        case COLL_ASYNC_FAMILY_BCAST: plan_binomial_bcast(&plan); break;
+        case COLL_ASYNC_FAMILY_GATHER: plan_binomial_gather(&plan); break;
+        case COLL_ASYNC_FAMILY_SCATTER: plan_binomial_scatter(&plan); break;
+        default: plan_binomial_reduce(&plan); break;
+        }
         break;
     case COLL_ASYNC_ALG_SCATTER_ALLGATHER:
         plan_scatter_allgather_bcast(&plan);

@@ -56,13 +56,18 @@ struct coll_async_internode {
     enum coll_async_alg alg; /* the parameter's, then what runs */
     /* allreduce: in/out, count elements; bcast: bytes, the root's in, the others' out;
      * reduce: every leader's input, the result at the root (the others' is
-     * clobbered); allgather: the whole result, this leader's block in place. */
+     * clobbered); allgather: the whole result, this leader's block in place;
+     * gather: the root's result, each leader's block in place, its subtree's
+     * blocks received next to it; scatter: the root's blocks, each leader's
+     * subtree received in place. */
     void *buf;
     size_t count;
     const struct coll_async_reduction *reduction;
     size_t bytes;
     int root;                /* bcast, reduce: group index */
-    const size_t *block_offset, *block_bytes; /* allgather: per group index */
+    /* allgather: per group index; gather, scatter: per rank relative to the root
+     * (the root's first), blocks of consecutive relative ranks adjacent */
+    const size_t *block_offset, *block_bytes;
     const char *error;       /* after a failure: why */
 
     /* Private. */
@@ -74,7 +79,8 @@ struct coll_async_internode {
 };
 
 /* Resolves alg through the decision table (coll_async_decision_between()), plans
- * the rounds of family (allreduce, bcast, reduce, barrier, allgather); 0 or -errno. */
+ * the rounds of family (allreduce, bcast, reduce, barrier, allgather, gather,
+ * scatter); 0 or -errno. */
 int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_family family);
 
 /* Posts what can be posted: 0 done, COLL_ASYNC_INTERNODE_AGAIN, or -errno (x->error

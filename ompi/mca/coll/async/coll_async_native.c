@@ -395,6 +395,48 @@ static void single_block(const struct coll_async_side *side, struct coll_async_b
     coll_async_block_set(block, side->buf, (size_t) side->count, side->dtype);
 }
 
+/*
+ * A gather or scatter across nodes aggregated by node (coll_async_hier.h):
+ * mine is this rank's block (NULL: in place at the root), all the root's side.
+ * The choice rests on the block's size alone, which every rank knows alike.
+ */
+static bool aggregated(const struct coll_async_call *call, int root, size_t block)
+{
+    enum coll_async_family family = coll_async_family_of(call->coll);
+
+    return spans_nodes(call) && root >= 0
+           && coll_async_decision_aggregated(family, call->module->hier->algorithm[family], block);
+}
+
+static int execute_aggregated(const struct coll_async_call *call, int root, size_t block,
+                              const struct coll_async_side *mine,
+                              const struct coll_async_side *all)
+{
+    struct coll_async_sched work = {.bytes = block, .root = root};
+    struct coll_async_hier_blocks *blocks;
+
+    work.base.begin = coll_async_hier_begin;
+    work.base.free_plan = coll_async_hier_run_free;
+    work.base.plan = coll_async_hier_run_new(call->module->hier,
+                                             coll_async_family_of(call->coll));
+    if (NULL == work.base.plan) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    blocks = coll_async_hier_run_blocks(work.base.plan);
+    if (NULL != mine) {
+        single_block(mine, &blocks->mine);
+    }
+    if (root == rank_of(call)) {
+        single_block(all, &blocks->first);
+        blocks->stride = (ptrdiff_t) all->count * extent_of(all->dtype);
+    }
+    opal_output_verbose(2, mca_coll_async_output,
+                        "coll:async: %s: %s from rank %d aggregated by node, %zu B per rank",
+                        call->comm->c_name, coll_async_family_name(coll_async_family_of(call->coll)),
+                        root, block);
+    return execute(call, &work);
+}
+
 /* The allgather the shared-memory schedule takes: equal contiguous blocks. */
 static int fast_allgather(const struct coll_async_call *call, const struct coll_async_side *send,
                           const struct coll_async_side *recv)
@@ -438,6 +480,15 @@ int coll_async_native_gather(const struct coll_async_call *call,
     if (fast_allgather_fits(call, send, recv, root)) {
         return fast_allgather(call, send, recv);
     }
+    if (root >= 0 && NULL == recv->counts) {
+        bool in_place = root == me && MPI_IN_PLACE == send->buf;
+        size_t block = in_place ? bytes_of(recv->dtype, (size_t) recv->count)
+                                : bytes_of(send->dtype, (size_t) send->count);
+
+        if (aggregated(call, root, block)) {
+            return execute_aggregated(call, root, block, in_place ? NULL : send, recv);
+        }
+    }
     plan = coll_async_exchange_new(n, me, false, 0);
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -473,6 +524,15 @@ int coll_async_native_scatter(const struct coll_async_call *call,
 
     if (OMPI_COMM_IS_INTER(call->comm)) {
         return coll_async_intercomm_scatter(call, send, recv, root);
+    }
+    if (NULL == send->counts) {
+        bool in_place = root == me && MPI_IN_PLACE == recv->buf;
+        size_t block = root == me ? bytes_of(send->dtype, (size_t) send->count)
+                                  : bytes_of(recv->dtype, (size_t) recv->count);
+
+        if (aggregated(call, root, block)) {
+            return execute_aggregated(call, root, block, in_place ? NULL : recv, send);
+        }
     }
     plan = coll_async_exchange_new(n, me, true, 0);
     if (NULL == plan) {
