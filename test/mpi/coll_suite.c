@@ -103,6 +103,9 @@ static void usage(FILE *out)
             "  --virtual-nodes N          the run sets coll_async_virtual_nodes=N: expect\n"
             "                             shared memory only inside each pretend node, and\n"
             "                             add a communicator of each pretend node\n"
+            "  --interleaved              with --virtual-nodes, add a communicator whose\n"
+            "                             ranks take the pretend nodes in turn (no node's\n"
+            "                             ranks consecutive)\n"
             "  --thread-multiple          initialize with MPI_THREAD_MULTIPLE\n"
             "  --verbose                  print every check before it runs\n"
             "  -h, --help                 this text\n"
@@ -187,6 +190,8 @@ static int parse_options(int argc, char **argv)
                 fprintf(stderr, "coll_suite: bad --virtual-nodes %s\n", argv[i]);
                 return -1;
             }
+        } else if (0 == strcmp(a, "--interleaved")) {
+            opt.interleaved = 1;
         } else if (0 == strcmp(a, "--comm-world-only")) {
             opt.comm_world_only = 1;
         } else if (0 == strcmp(a, "--thread-multiple")) {
@@ -210,7 +215,7 @@ static int parse_options(int argc, char **argv)
 
 /* ---- communicators -------------------------------------------------------------- */
 
-#define MAX_COMMS 5
+#define MAX_COMMS 6
 
 /* The pretend node of a world rank, as the component computes it. */
 static int virtual_node(int wrank, int wsize)
@@ -263,6 +268,14 @@ static int make_comms(comm_ctx comms[MAX_COMMS])
         MPI_Comm_split(MPI_COMM_WORLD, virtual_node(wrank, wsize), wrank, &comms[n].comm);
         snprintf(comms[n++].name, sizeof(comms[0].name), "virtual-node-%d",
                  virtual_node(wrank, wsize));
+    }
+    if (opt.virtual_nodes && opt.interleaved) {
+        /* Ordered by index inside the pretend node first: node 0's first rank, node
+         * 1's first, ..., node 0's second, ... */
+        int per_node = (wsize + opt.virtual_nodes - 1) / opt.virtual_nodes;
+
+        MPI_Comm_split(MPI_COMM_WORLD, 0, (wrank % per_node) * wsize + wrank, &comms[n].comm);
+        snprintf(comms[n++].name, sizeof(comms[0].name), "interleaved");
     }
     for (int i = 0; i < n; ++i) {
         MPI_Comm_rank(comms[i].comm, &comms[i].rank);

@@ -247,6 +247,7 @@ typedef struct suite_options {
     int only[NUM_COLLS];     /* --only: 1 for the collectives to run */
     int delegate[NUM_COLLS]; /* --delegate: forced to the delegated path */
     int comm_world_only;     /* --comm-world-only */
+    int interleaved;         /* --interleaved */
     int virtual_nodes;       /* --virtual-nodes: as coll_async_virtual_nodes */
     int thread_multiple;     /* --thread-multiple */
     int break_reference;     /* COLL_SUITE_BREAK_REFERENCE=1 */

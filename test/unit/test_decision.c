@@ -669,6 +669,37 @@ static void test_fallbacks_and_thresholds(void **state)
     assert_true(SIZE_MAX == multicast_from(COLL_ASYNC_ALG_BINOMIAL, 16, 16, 128, 65536, true));
 }
 
+/* Gather and scatter aggregated by node: binomial forces it at any size on 2 or
+ * more nodes; auto up to 4 KiB per rank where the root's transfers with other
+ * nodes that it saves outnumber 5 (ceil(log2 nodes) + 1); never for another
+ * family that is not hierarchical, always for those that are. */
+static void test_aggregated(void **state)
+{
+    const enum coll_async_family gather = COLL_ASYNC_FAMILY_GATHER;
+
+    (void) state;
+    assert_true(coll_async_decision_aggregated(gather, COLL_ASYNC_ALG_BINOMIAL, 1 << 20, 4, 2));
+    assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_SCATTER,
+                                               COLL_ASYNC_ALG_BINOMIAL, 1, 2, 2));
+    assert_false(coll_async_decision_aggregated(gather, COLL_ASYNC_ALG_BINOMIAL, 0, 4, 2));
+    assert_false(coll_async_decision_aggregated(gather, COLL_ASYNC_ALG_BINOMIAL, 8, 4, 1));
+    /* 8 ranks on 2 or 4 nodes, as measured over loopback: flat. */
+    assert_false(coll_async_decision_aggregated(gather, COLL_ASYNC_ALG_AUTO, 8, 8, 2));
+    assert_false(coll_async_decision_aggregated(gather, COLL_ASYNC_ALG_AUTO, 8, 8, 4));
+    /* 2 nodes: 5 x 2 = 10 ranks elsewhere are not enough, 11 are. */
+    assert_false(coll_async_decision_aggregated(gather, COLL_ASYNC_ALG_AUTO, 8, 20, 2));
+    assert_true(coll_async_decision_aggregated(gather, COLL_ASYNC_ALG_AUTO, 8, 22, 2));
+    assert_true(coll_async_decision_aggregated(gather, COLL_ASYNC_ALG_AUTO, 4096, 64 * 32, 64));
+    assert_false(coll_async_decision_aggregated(gather, COLL_ASYNC_ALG_AUTO, 4097, 64 * 32, 64));
+    /* One rank per node: the binomial tree alone, 63 transfers against 6 latencies. */
+    assert_true(coll_async_decision_aggregated(gather, COLL_ASYNC_ALG_AUTO, 8, 64, 64));
+    assert_false(coll_async_decision_aggregated(gather, COLL_ASYNC_ALG_AUTO, 8, 4, 4));
+    assert_false(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_GATHERV, COLL_ASYNC_ALG_AUTO, 8,
+                                                4096, 64));
+    assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO,
+                                               8, 8, 2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -677,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_reduce_modes),       cmocka_unit_test(test_native_or_delegated),
         cmocka_unit_test(test_wanted),             cmocka_unit_test(test_values_and_words),
         cmocka_unit_test(test_fallbacks_and_thresholds), cmocka_unit_test(test_numa),
+        cmocka_unit_test(test_aggregated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

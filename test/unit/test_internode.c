@@ -270,6 +270,42 @@ static void check_allgather(struct group *g, enum coll_async_alg alg, size_t bas
     free(buf);
 }
 
+/* Gather and scatter: the blocks by rank relative to the root (block_size of the
+ * relative rank), each rank's at the offset of its relative rank. */
+static void check_rooted(struct group *g, bool scatter, int root, size_t base)
+{
+    int n = g->leaders.size, me = (g->leaders.rank - root + n) % n;
+    size_t offset[MAX_RANKS], bytes[MAX_RANKS], total = 0;
+    uint8_t *buf;
+    struct coll_async_internode x;
+
+    for (int v = 0; v < n; ++v) {
+        offset[v] = total;
+        bytes[v] = block_size(v, base);
+        total += bytes[v];
+    }
+    buf = malloc(total + 1);
+    CHECK(NULL != buf);
+    memset(buf, 0xee, total);
+    for (int v = 0; v < n; ++v) {
+        for (size_t i = 0; i < bytes[v] && (scatter ? 0 == me : v == me); ++i) {
+            buf[offset[v] + i] = (uint8_t) (v * 31 + i);
+        }
+    }
+    new_collective(g, &x, COLL_ASYNC_ALG_BINOMIAL);
+    x.buf = buf;
+    x.root = root;
+    x.block_offset = offset;
+    x.block_bytes = bytes;
+    CHECK(0 == run(g->net, &x, scatter ? COLL_ASYNC_FAMILY_SCATTER : COLL_ASYNC_FAMILY_GATHER));
+    for (int v = 0; v < n; ++v) {
+        for (size_t i = 0; i < bytes[v] && (scatter ? v == me : 0 == me); ++i) {
+            CHECK((uint8_t) (v * 31 + i) == buf[offset[v] + i]);
+        }
+    }
+    free(buf);
+}
+
 static void every_kind(struct group *g)
 {
     static const enum coll_async_alg allreduce_algs[] = {
@@ -296,6 +332,10 @@ static void every_kind(struct group *g)
                 check_bcast(g, bcast_algs[a], roots[r], counts[c] * 4 + 3);
             }
         }
+        check_rooted(g, false, roots[r], 5);
+        check_rooted(g, false, roots[r], 200 * 1000);
+        check_rooted(g, true, roots[r], 5);
+        check_rooted(g, true, roots[r], 200 * 1000);
     }
     for (size_t a = 0; a < sizeof(allgather_algs) / sizeof(allgather_algs[0]); ++a) {
         check_allgather(g, allgather_algs[a], 5);
@@ -439,6 +479,8 @@ static void test_plans_pair_up(void **state)
         {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RING},
         {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RECURSIVE_DOUBLING},
         {COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_AUTO},
+        {COLL_ASYNC_FAMILY_GATHER, COLL_ASYNC_ALG_BINOMIAL},
+        {COLL_ASYNC_FAMILY_SCATTER, COLL_ASYNC_ALG_BINOMIAL},
     };
     static const size_t amounts[] = {1, 7, 1000, 300 * 1000 + 3};
     int reversed[PLAN_RANKS];

@@ -63,10 +63,16 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
  * binomial's log2 n whole messages) pays for them only from a size that grows
  * with n: below it, at 100-4096 nodes, it cost 2-54 times its rival. */
 #define LATENCY_BYTES (10 * 1024)
-/* A gather or scatter aggregated by node up to this block per rank: above it the
- * pairs over the mapper move each block once, without the copies through the
- * representatives (bench/coll_latency, README). */
-#define AGGREGATED_BLOCK (64 * 1024)
+/* A gather or scatter aggregated by node (auto), from bench/simulate's LogGP
+ * defaults for InfiniBand (L 0.6 us, o 0.2 us, G 0.08 ns/B; README): up to a few
+ * times o / G per rank, where a message's overhead still counts (larger blocks
+ * are bandwidth-bound, and the aggregation only adds copies), and where the
+ * root's transfers with other nodes that it saves (an o each) pay for its
+ * ceil(log2 nodes) latencies between nodes (L + 2o each, 5 o) and the node's
+ * stage (about 5 o more). Over loopback TCP between 2 and 4 virtual nodes of 8
+ * ranks (README) it did not pay: the flat exchange stays there. */
+#define AGGREGATED_BLOCK (4 * 1024)
+#define AGGREGATED_OVERHEADS_PER_LATENCY 5
 /* Inside a node: an allreduce of 2 ranks with one rank reducing and publishing
  * measured 1.2-1.4 times faster than both reducing from 512 B (alike below). */
 #define TWO_RANK_ROOT_FROM 512
@@ -202,15 +208,33 @@ bool coll_async_decision_hierarchical(enum coll_async_family family)
     return table[family].hierarchical;
 }
 
+static int ceil_log2(int n)
+{
+    int k = 0;
+
+    while ((1 << k) < n) {
+        ++k;
+    }
+    return k;
+}
+
 bool coll_async_decision_aggregated(enum coll_async_family family, enum coll_async_alg alg,
-                                    size_t block)
+                                    size_t block, int ranks, int nodes)
 {
     const struct row *row = &table[family];
+    int elsewhere = nodes > 0 ? ranks - ranks / nodes : 0; /* about, off the root's node */
 
     if (0 == row->aggregated_up_to) {
         return row->hierarchical;
     }
-    return 0 < block && ((row->algs & (1u << alg)) || block <= row->aggregated_up_to);
+    if (0 == block || nodes < 2) {
+        return false;
+    }
+    if (row->algs & (1u << alg)) {
+        return true;
+    }
+    return block <= row->aggregated_up_to
+           && elsewhere > AGGREGATED_OVERHEADS_PER_LATENCY * (ceil_log2(nodes) + 1);
 }
 
 /* Single process: every collective is a local copy. Several on one node: every

@@ -96,13 +96,13 @@ static inline enum coll_async_alg coll_async_decision_leaders(enum coll_async_al
 /* Whether family runs hierarchically on a communicator that spans nodes. */
 bool coll_async_decision_hierarchical(enum coll_async_family family);
 
-/* Whether a gather or scatter (the non-v forms) of block bytes per rank, its
- * parameter at alg, is aggregated by node across nodes (coll_async_hier.h)
- * rather than one transfer per pair of ranks over the mapper: binomial forces
- * it at every size. Every other family is hierarchical or not as
- * coll_async_decision_hierarchical() says. */
+/* Whether a gather or scatter (the non-v forms) of block bytes per rank among
+ * ranks ranks on nodes nodes, its parameter at alg, is aggregated by node
+ * (coll_async_hier.h) rather than one transfer per pair of ranks over the
+ * mapper: binomial forces it at every size. Every other family is hierarchical
+ * or not as coll_async_decision_hierarchical() says. */
 bool coll_async_decision_aggregated(enum coll_async_family family, enum coll_async_alg alg,
-                                    size_t block);
+                                    size_t block, int ranks, int nodes);
 
 /* The communicator as the decision sees it. */
 struct coll_async_decision_comm {

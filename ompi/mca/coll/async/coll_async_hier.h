@@ -67,6 +67,9 @@ struct coll_async_hier {
     /* Which bcasts go over the leaders' multicast group, and the group: owned by
      * coll_async_hier_multicast.c, read through its functions (coll_async.h). */
     struct coll_async_hier_multicast *multicast;
+
+    /* The families whose first call aggregated by node verbose level 1 said. */
+    uint32_t said_aggregated;
 };
 
 static inline int coll_async_hier_node_size(const struct coll_async_hier *hier, int node)

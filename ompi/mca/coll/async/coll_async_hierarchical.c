@@ -82,6 +82,8 @@ struct run {
     size_t *block_offset, *block_bytes;
     char *temp;
     struct coll_async_exchange *exchange; /* an EXCHANGE stage's plan */
+    char *by_node;                     /* gather, scatter: the layout between nodes */
+    int root;                          /* gather, scatter: the root */
     struct coll_async_hier_blocks blocks; /* gather, scatter: the user's */
     int32_t status, received;          /* 0, or how a leader failed */
     uint64_t tag;
@@ -412,16 +414,29 @@ static int plan_allgather(struct run *run, const struct coll_async_sched *op)
     return OMPI_SUCCESS;
 }
 
-/* Gather and scatter: the layout between nodes, at a representative. */
+/* Whether the root's own blocks are the layout between nodes: its node first,
+ * every node's ranks consecutive, and its blocks contiguous and adjacent. */
+static bool root_holds_layout(const struct run *run, int root_node, size_t block)
+{
+    return run->hier->rank_ordered && 0 == run->hier->node_first[root_node]
+           && NULL != run->blocks.first.contiguous && (ptrdiff_t) block == run->blocks.stride;
+}
+
+/* Gather and scatter: the layout between nodes, at a representative (in the
+ * root's own buffer where that is the layout). */
 static int rooted_layout(struct run *run, int root_node, size_t total)
 {
     struct coll_async_hier *hier = run->hier;
-    size_t nodes = (size_t) hier->node_count;
+    size_t nodes = (size_t) hier->node_count, block = total / (size_t) hier->size;
 
-    run->temp = malloc(total);
+    if (hier->rank == run->root && root_holds_layout(run, root_node, block)) {
+        run->by_node = run->blocks.first.contiguous;
+    } else {
+        run->by_node = run->temp = malloc(total);
+    }
     run->block_offset = malloc(sizeof(size_t) * nodes);
     run->block_bytes = malloc(sizeof(size_t) * nodes);
-    if (NULL == run->temp || NULL == run->block_offset || NULL == run->block_bytes) {
+    if (NULL == run->by_node || NULL == run->block_offset || NULL == run->block_bytes) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     coll_async_hier_rooted_layout(hier, root_node, total / (size_t) hier->size,
@@ -432,7 +447,7 @@ static int rooted_layout(struct run *run, int root_node, size_t total)
 static int add_exchange(struct run *run, bool scatter, int rep, int root_node, size_t block)
 {
     run->exchange = coll_async_hier_node_exchange(run->hier, &run->blocks, scatter, rep,
-                                                  root_node, run->temp, block);
+                                                  root_node, run->by_node, block);
     if (NULL == run->exchange) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -459,14 +474,18 @@ static int plan_rooted(struct run *run, const struct coll_async_sched *op, bool 
     int root_node = hier->node_of[op->root], rep = representative(run, op->root);
     size_t total = op->bytes * (size_t) hier->size;
     int rc = rooted_group(run, op->root, &group);
+    bool root_copies;
 
+    run->root = op->root;
+    run->by_node = NULL;
     if (OMPI_SUCCESS == rc && hier->rank == rep) {
         rc = rooted_layout(run, root_node, total);
     }
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    if (scatter && hier->rank == op->root) {
+    root_copies = hier->rank == op->root && run->by_node != run->blocks.first.contiguous;
+    if (scatter && root_copies) {
         add_arrange(run, root_node, op->bytes, false, true);
         run->stages[run->stage_count - 1].needs_status = false;
     }
@@ -480,10 +499,10 @@ static int plan_rooted(struct run *run, const struct coll_async_sched *op, bool 
     }
     if (NULL != group) {
         add_net(run, scatter ? COLL_ASYNC_FAMILY_SCATTER : COLL_ASYNC_FAMILY_GATHER, group,
-                root_node, run->temp, 0, total);
+                root_node, run->by_node, 0, total);
     }
     if (!scatter) {
-        if (hier->rank == op->root) {
+        if (root_copies) {
             add_arrange(run, root_node, op->bytes, true, true);
         }
         return rc;
@@ -632,7 +651,7 @@ static int continue_stage(struct run *run, struct stage *stage)
         permute(run->hier, stage);
         return OMPI_SUCCESS;
     case STAGE_ARRANGE:
-        return coll_async_hier_rooted_copy(run->hier, &run->blocks, stage->root, run->temp,
+        return coll_async_hier_rooted_copy(run->hier, &run->blocks, stage->root, run->by_node,
                                            stage->bytes, stage->to_user, stage->every_rank);
     }
     return OMPI_ERR_BAD_PARAM;

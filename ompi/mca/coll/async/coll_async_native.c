@@ -405,7 +405,8 @@ static bool aggregated(const struct coll_async_call *call, int root, size_t bloc
     enum coll_async_family family = coll_async_family_of(call->coll);
 
     return spans_nodes(call) && root >= 0
-           && coll_async_decision_aggregated(family, call->module->hier->algorithm[family], block);
+           && coll_async_decision_aggregated(family, call->module->hier->algorithm[family], block,
+                                             size_of(call), call->module->hier->node_count);
 }
 
 static int execute_aggregated(const struct coll_async_call *call, int root, size_t block,
@@ -430,10 +431,15 @@ static int execute_aggregated(const struct coll_async_call *call, int root, size
         single_block(all, &blocks->first);
         blocks->stride = (ptrdiff_t) all->count * extent_of(all->dtype);
     }
-    opal_output_verbose(2, mca_coll_async_output,
-                        "coll:async: %s: %s from rank %d aggregated by node, %zu B per rank",
-                        call->comm->c_name, coll_async_family_name(coll_async_family_of(call->coll)),
-                        root, block);
+    if (!(call->module->hier->said_aggregated & (1u << coll_async_family_of(call->coll)))) {
+        call->module->hier->said_aggregated |= 1u << coll_async_family_of(call->coll);
+        opal_output_verbose(1, mca_coll_async_output,
+                            "coll:async: %s: %s aggregated by node between %d nodes (the first: "
+                            "root %d, %zu B per rank)",
+                            call->comm->c_name,
+                            coll_async_family_name(coll_async_family_of(call->coll)),
+                            call->module->hier->node_count, root, block);
+    }
     return execute(call, &work);
 }
 
