@@ -118,6 +118,11 @@ struct coll_async_hier_blocks *coll_async_hier_run_blocks(void *run);
 struct coll_async_exchange;
 void coll_async_hier_rooted_layout(const struct coll_async_hier *hier, int root_node,
                                    size_t block, size_t *offset, size_t *bytes);
+/* Whether the root's own blocks are that layout: its node first, every node's
+ * ranks consecutive, its blocks contiguous and adjacent. */
+bool coll_async_hier_root_holds_layout(const struct coll_async_hier *hier,
+                                       const struct coll_async_hier_blocks *blocks,
+                                       int root_node, size_t block);
 struct coll_async_exchange *coll_async_hier_node_exchange(const struct coll_async_hier *hier,
                                                           const struct coll_async_hier_blocks *blocks,
                                                           bool scatter, int rep, int root_node,

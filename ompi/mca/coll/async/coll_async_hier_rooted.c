@@ -47,6 +47,14 @@ void coll_async_hier_rooted_layout(const struct coll_async_hier *hier, int root_
     }
 }
 
+bool coll_async_hier_root_holds_layout(const struct coll_async_hier *hier,
+                                       const struct coll_async_hier_blocks *blocks,
+                                       int root_node, size_t block)
+{
+    return hier->rank_ordered && 0 == hier->node_first[root_node]
+           && NULL != blocks->first.contiguous && (ptrdiff_t) block == blocks->stride;
+}
+
 /* The user's block of rank: at the root, on the root's side; elsewhere (or at
  * a root that gave its own block) this rank's own. */
 static void user_block(const struct coll_async_hier_blocks *blocks, int rank, bool root_side,

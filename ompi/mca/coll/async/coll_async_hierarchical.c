@@ -414,14 +414,6 @@ static int plan_allgather(struct run *run, const struct coll_async_sched *op)
     return OMPI_SUCCESS;
 }
 
-/* Whether the root's own blocks are the layout between nodes: its node first,
- * every node's ranks consecutive, and its blocks contiguous and adjacent. */
-static bool root_holds_layout(const struct run *run, int root_node, size_t block)
-{
-    return run->hier->rank_ordered && 0 == run->hier->node_first[root_node]
-           && NULL != run->blocks.first.contiguous && (ptrdiff_t) block == run->blocks.stride;
-}
-
 /* Gather and scatter: the layout between nodes, at a representative (in the
  * root's own buffer where that is the layout). */
 static int rooted_layout(struct run *run, int root_node, size_t total)
@@ -429,7 +421,8 @@ static int rooted_layout(struct run *run, int root_node, size_t total)
     struct coll_async_hier *hier = run->hier;
     size_t nodes = (size_t) hier->node_count, block = total / (size_t) hier->size;
 
-    if (hier->rank == run->root && root_holds_layout(run, root_node, block)) {
+    if (hier->rank == run->root && coll_async_hier_root_holds_layout(hier, &run->blocks,
+                                                                     root_node, block)) {
         run->by_node = run->blocks.first.contiguous;
     } else {
         run->by_node = run->temp = malloc(total);
@@ -464,7 +457,7 @@ static void add_arrange(struct run *run, int root_node, size_t block, bool to_us
     stage->bytes = block;
     stage->to_user = to_user;
     stage->every_rank = every_rank;
-    stage->needs_status = to_user;
+    stage->needs_status = to_user; /* after the stage between nodes */
 }
 
 static int plan_rooted(struct run *run, const struct coll_async_sched *op, bool scatter)
@@ -487,14 +480,12 @@ static int plan_rooted(struct run *run, const struct coll_async_sched *op, bool 
     root_copies = hier->rank == op->root && run->by_node != run->blocks.first.contiguous;
     if (scatter && root_copies) {
         add_arrange(run, root_node, op->bytes, false, true);
-        run->stages[run->stage_count - 1].needs_status = false;
     }
     if (!scatter) {
         if (hier->has_local) {
             rc = add_exchange(run, false, rep, root_node, op->bytes);
         } else {
             add_arrange(run, root_node, op->bytes, false, false);
-            run->stages[run->stage_count - 1].needs_status = false;
         }
     }
     if (NULL != group) {
