@@ -552,6 +552,10 @@ static void test_values_and_words(void **state)
     coll_async_decision_values(COLL_ASYNC_FAMILY_BARRIER, text, sizeof(text));
     assert_string_equal(text, "auto, delegate, dissemination, numa, flat");
     coll_async_decision_values(COLL_ASYNC_FAMILY_ALLTOALL, text, sizeof(text));
+    assert_string_equal(text, "auto, delegate, pairwise");
+    coll_async_decision_values(COLL_ASYNC_FAMILY_GATHER, text, sizeof(text));
+    assert_string_equal(text, "auto, delegate, binomial");
+    coll_async_decision_values(COLL_ASYNC_FAMILY_ALLTOALLV, text, sizeof(text));
     assert_string_equal(text, "auto, delegate");
     assert_false(coll_async_decision_accepts(COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_RING));
 
@@ -698,6 +702,23 @@ static void test_aggregated(void **state)
                                                 4096, 64));
     assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO,
                                                8, 8, 2));
+    /* alltoall, 2 or more ranks per node: up to 256 B (measured), or up to 1 KiB
+     * where R (n - R) transfers out saved outweigh 5 (nodes - 1) latencies and 4 R n
+     * blocks copied, 2000 B an overhead. */
+    assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLTOALL,
+                                               COLL_ASYNC_ALG_PAIRWISE, 1 << 20, 4, 2));
+    assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLTOALL, COLL_ASYNC_ALG_AUTO,
+                                               256, 8, 4));
+    assert_false(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLTOALL, COLL_ASYNC_ALG_AUTO,
+                                                257, 8, 4));
+    assert_false(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLTOALL, COLL_ASYNC_ALG_AUTO,
+                                                257, 8, 2)); /* 11 x 2000 < 4 x 32 x 257 */
+    assert_false(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLTOALL, COLL_ASYNC_ALG_AUTO,
+                                                8, 8, 8)); /* one rank per node */
+    assert_false(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLTOALL, COLL_ASYNC_ALG_AUTO,
+                                                2048, 64 * 32, 64));
+    assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLTOALL, COLL_ASYNC_ALG_AUTO,
+                                               256, 64 * 32, 64));
 }
 
 int main(void)

@@ -306,6 +306,49 @@ static void check_rooted(struct group *g, bool scatter, int root, size_t base)
     free(buf);
 }
 
+/* Alltoall between leaders: the block between leaders a and b has a size of
+ * both (as the node-pair aggregates, R_a x R_b blocks), empty for 0 and 1. */
+static size_t pair_size(int a, int b, size_t base)
+{
+    return (0 == a && 1 == b) || (1 == a && 0 == b) ? 0 : base * (size_t) ((a + 1) * (b + 1));
+}
+
+static void check_alltoall(struct group *g, size_t base)
+{
+    int n = g->leaders.size, me = g->leaders.rank;
+    size_t offset[MAX_RANKS], bytes[MAX_RANKS], total = 0;
+    uint8_t *out, *in;
+    struct coll_async_internode x;
+
+    for (int b = 0; b < n; ++b) {
+        offset[b] = total;
+        bytes[b] = pair_size(me, b, base);
+        total += bytes[b];
+    }
+    out = malloc(total + 1);
+    in = malloc(total + 1);
+    CHECK(NULL != out && NULL != in);
+    memset(in, 0xee, total);
+    for (int b = 0; b < n; ++b) {
+        for (size_t i = 0; i < bytes[b]; ++i) {
+            out[offset[b] + i] = (uint8_t) (me * 31 + b * 7 + i);
+        }
+    }
+    new_collective(g, &x, COLL_ASYNC_ALG_PAIRWISE);
+    x.buf = out;
+    x.recv_buf = in;
+    x.block_offset = offset;
+    x.block_bytes = bytes;
+    CHECK(0 == run(g->net, &x, COLL_ASYNC_FAMILY_ALLTOALL));
+    for (int a = 0; a < n; ++a) {
+        for (size_t i = 0; i < bytes[a] && a != me; ++i) {
+            CHECK((uint8_t) (a * 31 + me * 7 + i) == in[offset[a] + i]);
+        }
+    }
+    free(out);
+    free(in);
+}
+
 static void every_kind(struct group *g)
 {
     static const enum coll_async_alg allreduce_algs[] = {
@@ -341,6 +384,8 @@ static void every_kind(struct group *g)
         check_allgather(g, allgather_algs[a], 5);
         check_allgather(g, allgather_algs[a], 200 * 1000);
     }
+    check_alltoall(g, 3);
+    check_alltoall(g, 30 * 1000);
     new_collective(g, &x, COLL_ASYNC_ALG_AUTO);
     CHECK(0 == run(g->net, &x, COLL_ASYNC_FAMILY_BARRIER));
 }

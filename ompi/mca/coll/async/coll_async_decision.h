@@ -43,6 +43,7 @@ enum coll_async_alg {
     COLL_ASYNC_ALG_SCATTER_ALLGATHER,  /* bcast: binomial scatter + ring allgather */
     COLL_ASYNC_ALG_DISSEMINATION,      /* barrier */
     COLL_ASYNC_ALG_MULTICAST,          /* bcast: a UD multicast group (coll_async_multicast.h) */
+    COLL_ASYNC_ALG_PAIRWISE,           /* alltoall: node aggregates, one peer per round */
     COLL_ASYNC_ALG_SINGLE_COPY,        /* in a node: from the peers' own buffers (CMA) */
     COLL_ASYNC_ALG_STAGED,             /* in a node: slot-sized chunks through the slots */
     COLL_ASYNC_ALG_ROOTED_CHUNKS,      /* in a node, reduce: the others hand chunks to the root */
@@ -96,7 +97,7 @@ static inline enum coll_async_alg coll_async_decision_leaders(enum coll_async_al
 /* Whether family runs hierarchically on a communicator that spans nodes. */
 bool coll_async_decision_hierarchical(enum coll_async_family family);
 
-/* Whether a gather or scatter (the non-v forms) of block bytes per rank among
+/* Whether a gather, scatter or alltoall (the non-v forms) of block bytes per rank among
  * ranks ranks on nodes nodes, its parameter at alg, is aggregated by node
  * (coll_async_hier.h) rather than one transfer per pair of ranks over the
  * mapper: binomial forces it at every size. Every other family is hierarchical

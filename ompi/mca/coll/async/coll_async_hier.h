@@ -127,6 +127,16 @@ struct coll_async_exchange *coll_async_hier_node_exchange(const struct coll_asyn
                                                           const struct coll_async_hier_blocks *blocks,
                                                           bool scatter, int rep, int root_node,
                                                           char *by_node, size_t block);
+/* coll_async_hier_alltoall.c: the offsets and sizes of the node-pair aggregates
+ * (node_count each), and the leader's repacking of its scratch (3 areas of this
+ * node's ranks x the communicator's x block) out of node order (in: false) or
+ * into it; a leader alone on its node packs its own send buffer (blocks' mine)
+ * first, or unpacks into its receive buffer (blocks' first) last. */
+void coll_async_hier_alltoall_layout(const struct coll_async_hier *hier, size_t block,
+                                     size_t *offset, size_t *bytes);
+int coll_async_hier_alltoall_repack(const struct coll_async_hier *hier,
+                                    const struct coll_async_hier_blocks *blocks, char *scratch,
+                                    size_t block, bool in);
 int coll_async_hier_rooted_copy(const struct coll_async_hier *hier,
                                 const struct coll_async_hier_blocks *blocks, int root_node,
                                 char *by_node, size_t block, bool to_user, bool every_rank);

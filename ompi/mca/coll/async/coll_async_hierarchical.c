@@ -23,6 +23,9 @@
  * gather: the node's blocks to its representative (as for reduce), the
  * representatives' binomial gather to the root, the root's copy into rank
  * order; scatter backwards (coll_async_hier_rooted.c has their data).
+ * alltoall: the node's send buffers gathered at its first leader, node-pair
+ * aggregates exchanged between the leaders, the receive buffers scattered back
+ * (coll_async_hier_alltoall.c).
  *
  * A leader that fails between nodes tells its node: before each broadcast from a
  * leader, the leader broadcasts its status, and the ranks skip the data and
@@ -53,6 +56,7 @@ enum stage_kind {
     STAGE_PERMUTE, /* allgather: node-ordered blocks to rank order */
     STAGE_EXCHANGE, /* gather, scatter: the node's blocks with its representative */
     STAGE_ARRANGE, /* gather, scatter: the user's blocks to or from the layout */
+    STAGE_REPACK,  /* alltoall: the leader's blocks between node and node-pair order */
 };
 
 struct stage {
@@ -81,7 +85,7 @@ struct run {
     uint32_t *rooted_peer;
     size_t *block_offset, *block_bytes;
     char *temp;
-    struct coll_async_exchange *exchange; /* an EXCHANGE stage's plan */
+    struct coll_async_exchange *exchange[2]; /* the EXCHANGE stages' plans */
     char *by_node;                     /* gather, scatter: the layout between nodes */
     int root;                          /* gather, scatter: the root */
     struct coll_async_hier_blocks blocks; /* gather, scatter: the user's */
@@ -107,8 +111,9 @@ static void release_temporaries(struct run *run)
     free(run->rooted_peer);
     free(run->block_offset);
     free(run->block_bytes);
-    coll_async_exchange_free(run->exchange);
-    run->exchange = NULL;
+    coll_async_exchange_free(run->exchange[0]);
+    coll_async_exchange_free(run->exchange[1]);
+    run->exchange[0] = run->exchange[1] = NULL;
     run->temp = NULL;
     run->rooted_peer = NULL;
     run->block_offset = run->block_bytes = NULL;
@@ -437,14 +442,21 @@ static int rooted_layout(struct run *run, int root_node, size_t total)
     return OMPI_SUCCESS;
 }
 
-static int add_exchange(struct run *run, bool scatter, int rep, int root_node, size_t block)
+/* The node's exchange with rep of this rank's block of mine; gathering into
+ * (scattering from) by_node at rep. */
+static int add_exchange(struct run *run, const struct coll_async_hier_blocks *mine, bool scatter,
+                        int rep, int root_node, size_t block)
 {
-    run->exchange = coll_async_hier_node_exchange(run->hier, &run->blocks, scatter, rep,
-                                                  root_node, run->by_node, block);
-    if (NULL == run->exchange) {
+    struct stage *stage;
+
+    run->exchange[scatter] = coll_async_hier_node_exchange(run->hier, mine, scatter, rep,
+                                                           root_node, run->by_node, block);
+    if (NULL == run->exchange[scatter]) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    add(run, STAGE_EXCHANGE)->needs_status = scatter;
+    stage = add(run, STAGE_EXCHANGE);
+    stage->needs_status = scatter;
+    stage->count = scatter;
     return OMPI_SUCCESS;
 }
 
@@ -483,7 +495,7 @@ static int plan_rooted(struct run *run, const struct coll_async_sched *op, bool 
     }
     if (!scatter) {
         if (hier->has_local) {
-            rc = add_exchange(run, false, rep, root_node, op->bytes);
+            rc = add_exchange(run, &run->blocks, false, rep, root_node, op->bytes);
         } else {
             add_arrange(run, root_node, op->bytes, false, false);
         }
@@ -505,7 +517,48 @@ static int plan_rooted(struct run *run, const struct coll_async_sched *op, bool 
     /* The representative's status first: after a failure between nodes the
      * node's ranks must not wait for blocks that never come. */
     add(run, STAGE_STATUS)->root = coll_async_hier_local_index(hier, rep);
-    return OMPI_SUCCESS == rc ? add_exchange(run, true, rep, root_node, op->bytes) : rc;
+    return OMPI_SUCCESS == rc ? add_exchange(run, &run->blocks, true, rep, root_node, op->bytes)
+                              : rc;
+}
+
+/* The node's first leader gathers the node's send buffers, exchanges node-pair
+ * aggregates with the other leaders, scatters the receive buffers; a leader
+ * alone on its node packs and unpacks its own in the repacking. */
+static int plan_alltoall(struct run *run, const struct coll_async_sched *op)
+{
+    struct coll_async_hier *hier = run->hier;
+    int leader = leader_of(hier, hier->node, 0), rc = OMPI_SUCCESS;
+    size_t row = op->bytes * (size_t) hier->size;
+    size_t area = row * (size_t) coll_async_hier_node_size(hier, hier->node);
+    struct coll_async_hier_blocks receive = {.mine = run->blocks.first};
+    struct stage *stage;
+
+    run->by_node = NULL;
+    if (hier->rank == leader) {
+        run->by_node = run->temp = malloc(3 * area);
+        run->block_offset = malloc(sizeof(size_t) * (size_t) hier->node_count);
+        run->block_bytes = malloc(sizeof(size_t) * (size_t) hier->node_count);
+        if (NULL == run->temp || NULL == run->block_offset || NULL == run->block_bytes) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        coll_async_hier_alltoall_layout(hier, op->bytes, run->block_offset, run->block_bytes);
+    }
+    if (hier->has_local) {
+        rc = add_exchange(run, &run->blocks, false, leader, hier->node, row);
+    }
+    if (hier->rank == leader) {
+        add(run, STAGE_REPACK)->bytes = op->bytes;
+        /* S, and T after it (count: the offset between them) */
+        add_net(run, COLL_ASYNC_FAMILY_ALLTOALL, &hier->group, 0, run->temp + area, area, 0);
+        stage = add(run, STAGE_REPACK);
+        stage->bytes = op->bytes;
+        stage->to_user = stage->needs_status = true;
+    }
+    if (!hier->has_local || OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    add(run, STAGE_STATUS)->root = coll_async_hier_local_index(hier, leader);
+    return add_exchange(run, &receive, true, leader, hier->node, row);
 }
 
 static int plan(struct run *run, const struct coll_async_sched *op)
@@ -527,6 +580,8 @@ static int plan(struct run *run, const struct coll_async_sched *op)
         return plan_rooted(run, op, false);
     case COLL_ASYNC_FAMILY_SCATTER:
         return plan_rooted(run, op, true);
+    case COLL_ASYNC_FAMILY_ALLTOALL:
+        return plan_alltoall(run, op);
     default:
         return OMPI_ERR_BAD_PARAM; /* not hierarchical (coll_async_decision.c) */
     }
@@ -567,7 +622,11 @@ static int start_stage(struct run *run, const struct coll_async_sched *op, struc
                                                  .bytes = stage->bytes,
                                                  .root = stage->root,
                                                  .block_offset = run->block_offset,
-                                                 .block_bytes = run->block_bytes};
+                                                 .block_bytes = run->block_bytes,
+                                                 .recv_buf = COLL_ASYNC_FAMILY_ALLTOALL == stage->net
+                                                                 ? (char *) stage->rbuf
+                                                                       + stage->count
+                                                                 : NULL};
         return coll_async_internode_start(&run->net, stage->net);
     case STAGE_MULTICAST:
         run->multicast = (struct coll_async_multicast_call){.group = mca_coll_async_hier_multicast_group(hier),
@@ -578,7 +637,7 @@ static int start_stage(struct run *run, const struct coll_async_sched *op, struc
         return coll_async_multicast_bcast_start(&run->multicast);
     case STAGE_EXCHANGE:
         run->local = (struct coll_async_sched){.channel = &hier->local,
-                                               .base = {.plan = run->exchange},
+                                               .base = {.plan = run->exchange[stage->count]},
                                                .root = -1};
         coll_async_exchange_begin(&run->local.base);
         return OMPI_SUCCESS;
@@ -641,6 +700,9 @@ static int continue_stage(struct run *run, struct stage *stage)
     case STAGE_PERMUTE:
         permute(run->hier, stage);
         return OMPI_SUCCESS;
+    case STAGE_REPACK:
+        return coll_async_hier_alltoall_repack(run->hier, &run->blocks, run->temp, stage->bytes,
+                                               stage->to_user);
     case STAGE_ARRANGE:
         return coll_async_hier_rooted_copy(run->hier, &run->blocks, stage->root, run->by_node,
                                            stage->bytes, stage->to_user, stage->every_rank);

@@ -491,13 +491,31 @@ static void plan_binomial_scatter(struct plan *plan)
     }
 }
 
+/* Pairwise alltoall: at step s - 1 each leader sends its block for the leader s
+ * ahead and receives the block of the leader s behind; block b of buf goes to
+ * leader b, block b of recv_buf comes from it (the same offsets and sizes). */
+static void plan_pairwise_alltoall(struct plan *plan)
+{
+    struct coll_async_internode *x = plan->x;
+    int n = x->group->size, me = x->group->rank;
+    char *recv = x->recv_buf;
+
+    for (int s = 1; s < n; ++s) {
+        struct coll_async_internode_round *round = add_round(plan, s - 1);
+        int to = (me + s) % n, from = (me - s + n) % n;
+
+        send_to(round, to, blocks_at(plan, to), x->block_bytes[to]);
+        recv_from(round, from, recv + x->block_offset[from], x->block_bytes[from]);
+    }
+}
+
 int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_family family)
 {
     int n = x->group->size;
     bool reduces = COLL_ASYNC_FAMILY_ALLREDUCE == family || COLL_ASYNC_FAMILY_REDUCE == family;
     struct plan plan = {.x = x, .size = reduces ? x->reduction->size : 1, .data = x->buf};
     bool blocks = COLL_ASYNC_FAMILY_ALLGATHER == family || COLL_ASYNC_FAMILY_GATHER == family
-                  || COLL_ASYNC_FAMILY_SCATTER == family;
+                  || COLL_ASYNC_FAMILY_SCATTER == family || COLL_ASYNC_FAMILY_ALLTOALL == family;
     size_t bytes = reduces              ? x->count * plan.size
                    : blocks && n > 0 ? x->block_offset[n - 1] + x->block_bytes[n - 1]
                                      : x->bytes;
@@ -541,6 +559,9 @@ int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_f
         break;
     case COLL_ASYNC_ALG_SCATTER_ALLGATHER:
         plan_scatter_allgather_bcast(&plan);
+        break;
+    case COLL_ASYNC_ALG_PAIRWISE:
+        plan_pairwise_alltoall(&plan);
         break;
     default:
         plan_dissemination_barrier(&plan);

@@ -68,6 +68,7 @@ struct coll_async_internode {
     /* allgather: per group index; gather, scatter: per rank relative to the root
      * (the root's first), blocks of consecutive relative ranks adjacent */
     const size_t *block_offset, *block_bytes;
+    void *recv_buf;          /* alltoall: what comes, per group index at block_offset too */
     const char *error;       /* after a failure: why */
 
     /* Private. */
@@ -80,7 +81,7 @@ struct coll_async_internode {
 
 /* Resolves alg through the decision table (coll_async_decision_between()), plans
  * the rounds of family (allreduce, bcast, reduce, barrier, allgather, gather,
- * scatter); 0 or -errno. */
+ * scatter, alltoall); 0 or -errno. */
 int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_family family);
 
 /* Posts what can be posted: 0 done, COLL_ASYNC_INTERNODE_AGAIN, or -errno (x->error

@@ -400,11 +400,11 @@ static void single_block(const struct coll_async_side *side, struct coll_async_b
  * mine is this rank's block (NULL: in place at the root), all the root's side.
  * The choice rests on the block's size alone, which every rank knows alike.
  */
-static bool aggregated(const struct coll_async_call *call, int root, size_t block)
+static bool aggregated(const struct coll_async_call *call, size_t block)
 {
     enum coll_async_family family = coll_async_family_of(call->coll);
 
-    return spans_nodes(call) && root >= 0
+    return spans_nodes(call)
            && coll_async_decision_aggregated(family, call->module->hier->algorithm[family], block,
                                              size_of(call), call->module->hier->node_count);
 }
@@ -427,7 +427,7 @@ static int execute_aggregated(const struct coll_async_call *call, int root, size
     if (NULL != mine) {
         single_block(mine, &blocks->mine);
     }
-    if (root == rank_of(call)) {
+    if (root < 0 || root == rank_of(call)) {
         single_block(all, &blocks->first);
         blocks->stride = (ptrdiff_t) all->count * extent_of(all->dtype);
     }
@@ -491,7 +491,7 @@ int coll_async_native_gather(const struct coll_async_call *call,
         size_t block = in_place ? bytes_of(recv->dtype, (size_t) recv->count)
                                 : bytes_of(send->dtype, (size_t) send->count);
 
-        if (aggregated(call, root, block)) {
+        if (aggregated(call, block)) {
             return execute_aggregated(call, root, block, in_place ? NULL : send, recv);
         }
     }
@@ -536,7 +536,7 @@ int coll_async_native_scatter(const struct coll_async_call *call,
         size_t block = root == me ? bytes_of(send->dtype, (size_t) send->count)
                                   : bytes_of(recv->dtype, (size_t) recv->count);
 
-        if (aggregated(call, root, block)) {
+        if (aggregated(call, block)) {
             return execute_aggregated(call, root, block, in_place ? NULL : recv, send);
         }
     }
@@ -570,6 +570,17 @@ int coll_async_native_alltoall(const struct coll_async_call *call,
 
     if (OMPI_COMM_IS_INTER(call->comm)) {
         return coll_async_intercomm_alltoall(call, send, recv);
+    }
+    if (NULL == recv->counts) {
+        /* Aggregated: each rank's whole buffers as one block each. */
+        struct coll_async_side all_from = *from, all_to = *recv;
+        size_t block = bytes_of(from->dtype, (size_t) from->count);
+
+        all_from.count *= n;
+        all_to.count *= n;
+        if (aggregated(call, block)) {
+            return execute_aggregated(call, -1, block, &all_from, &all_to);
+        }
     }
     plan = coll_async_exchange_new(n, me, true, 0);
     if (NULL == plan) {
