@@ -107,6 +107,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_program.h"
 #include "pvar_counter.h"
 
 #define PROGRAM "coll_derived"
@@ -1220,80 +1221,54 @@ static int large_selected(int k, int coll, int form, int ci, int ri, int nroots,
            && ip == ((k + form) / 2 + coll) % nip;
 }
 
-static int parse_list(const char *list, const char *const *names, int count, int *enabled)
+/* The program's own options: --only LIST, --large L, --all-large. */
+struct own_options {
+    const char *only;
+    int large, all_large;
+};
+
+static int read_own(int argc, char **argv, int i, void *context)
 {
-    char *copy = strdup(list), *save = NULL;
-    int ok = 1;
+    struct own_options *own = context;
 
-    for (int i = 0; i < count; ++i) {
-        enabled[i] = 0;
+    if (0 == strcmp(argv[i], "--all-large")) {
+        own->all_large = 1;
+        return 1;
     }
-    for (char *tok = strtok_r(copy, ",", &save); NULL != tok; tok = strtok_r(NULL, ",", &save)) {
-        int found = 0;
-
-        for (int i = 0; i < count; ++i) {
-            if (0 == strcmp(tok, names[i])) {
-                enabled[i] = found = 1;
-            }
-        }
-        ok = ok && found;
+    if (i + 1 < argc && 0 == strcmp(argv[i], "--only")) {
+        own->only = argv[i + 1];
+        return 2;
     }
-    free(copy);
-    return ok;
+    if (i + 1 < argc && 0 == strcmp(argv[i], "--large") && atoi(argv[i + 1]) >= 8) {
+        own->large = atoi(argv[i + 1]);
+        return 2;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    int world_size, max_count = -1, large = 50000, all_large = 0, provided, multiple = 0;
-    int usage = 0;
+    struct coll_program_options opt = {.use_counters = 1, .max_count = -1};
+    struct own_options own = {.large = 50000};
+    int world_size, max_count, large, all_large;
     MPI_Comm reversed;
-    long totals[2], mine[2];
-    const char *brk = getenv("COLL_DERIVED_BREAK");
 
-    for (int i = 1; i < argc; ++i) {
-        multiple = multiple || 0 == strcmp(argv[i], "--thread-multiple");
-    }
-    MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
-                    &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    for (int i = 1; i < argc; ++i) {
-        if (0 == strcmp(argv[i], "--expect-component=yes")) {
-            use_counters = 1;
-        } else if (0 == strcmp(argv[i], "--expect-component=no")) {
-            use_counters = 0;
-        } else if (0 == strcmp(argv[i], "--forms") && i + 1 < argc) {
-            usage |= !parse_list(argv[++i], form_names, NUM_FORMS, form_enabled);
-        } else if (0 == strcmp(argv[i], "--only") && i + 1 < argc) {
-            usage |= !parse_list(argv[++i], coll_names, NUM_COLLS, coll_enabled);
-        } else if (0 == strcmp(argv[i], "--verbose")) {
-            verbose = 1;
-        } else if (0 == strcmp(argv[i], "--thread-multiple")) {
-            if (MPI_THREAD_MULTIPLE != provided) {
-                fprintf(stderr, PROGRAM ": MPI_THREAD_MULTIPLE not provided\n");
-                MPI_Abort(MPI_COMM_WORLD, 2);
-            }
-        } else if (0 == strcmp(argv[i], "--max-count") && i + 1 < argc) {
-            max_count = atoi(argv[++i]);
-        } else if (0 == strcmp(argv[i], "--large") && i + 1 < argc) {
-            large = atoi(argv[++i]);
-        } else if (0 == strcmp(argv[i], "--all-large")) {
-            all_large = 1;
-        } else {
-            usage = 1;
-        }
-    }
-    if (usage || large < 8) {
-        if (0 == world_rank) {
-            fprintf(stderr, "usage: " PROGRAM " [--expect-component=yes|no] [--max-count C] "
-                    "[--large L (at least 8)] [--all-large] "
-                    "[--forms blocking,nonblocking,persistent] [--only COLL[,COLL...]] "
-                    "[--verbose] [--thread-multiple]\n");
-        }
-        MPI_Finalize();
+    if (!coll_program_start(PROGRAM, "[--large L (at least 8)] [--all-large] "
+                            "[--only COLL[,COLL...]]", &argc, &argv, &opt, read_own, &own)
+        || (NULL != opt.forms && !coll_program_list(opt.forms, form_names, NUM_FORMS,
+                                                    form_enabled))
+        || (NULL != own.only && !coll_program_list(own.only, coll_names, NUM_COLLS,
+                                                   coll_enabled))) {
         return 2;
     }
-    break_reference = NULL != brk && 0 == strcmp(brk, "1");
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    use_counters = opt.use_counters;
+    verbose = opt.verbose;
+    max_count = opt.max_count;
+    large = own.large;
+    all_large = own.all_large;
+    break_reference = coll_program_break("COLL_DERIVED_BREAK");
 
     create_types();
     setup_combos();
@@ -1371,18 +1346,12 @@ int main(int argc, char **argv)
     MPI_Comm_free(&reversed);
     free_types();
 
-    mine[0] = checks;
-    mine[1] = failures;
-    MPI_Allreduce(mine, totals, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (0 == world_rank && tuned_bug_skipped > 0) {
         printf(PROGRAM ": note: %ld blocking allgatherv calls skipped: Open MPI 4.1.4's "
                "coll/tuned picks different algorithms on different ranks when the send and "
                "receive types' sizes differ by different ratios (hangs)\n", tuned_bug_skipped);
     }
-    if (0 == world_rank) {
-        printf(PROGRAM ": %ld checks, %ld failures (%d ranks%s)\n", totals[0], totals[1],
-               world_size, break_reference ? "; COLL_DERIVED_BREAK=1 corrupted a reference" : "");
-    }
-    MPI_Finalize();
-    return 0 == totals[1] ? 0 : 1;
+    return coll_program_finish(PROGRAM, checks, failures,
+                               break_reference ? "; COLL_DERIVED_BREAK=1 corrupted a reference"
+                                               : "");
 }

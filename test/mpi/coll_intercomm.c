@@ -68,6 +68,7 @@
 
 #include "coll_intercomm.h"
 #include "mpi4_persistent.h"
+#include "coll_program.h"
 #include "pvar_counter.h"
 
 #include <stdio.h>
@@ -461,72 +462,58 @@ static long spawn_cases(const struct side *s)
 
 /* --- main ---------------------------------------------------------------------------- */
 
-static void usage(void)
+/* The program's own options: --only LIST, --skip LIST, --spawn. */
+struct own_options {
+    const char *only;
+    int spawn;
+};
+
+static int read_own(int argc, char **argv, int i, void *context)
 {
-    if (0 == world_rank) {
-        fprintf(stderr, "usage: " PROGRAM " [--expect-component=yes|no] [--max-count C] "
-                "[--forms blocking,nonblocking,persistent] [--only NAME[,NAME...]] "
-                "[--skip NAME[,NAME...]] [--spawn] [--verbose] [--thread-multiple]\n");
+    struct own_options *own = context;
+
+    if (0 == strcmp(argv[i], "--spawn")) {
+        own->spawn = 1;
+        return 1;
     }
+    if (i + 1 < argc && 0 == strcmp(argv[i], "--only")) {
+        own->only = argv[i + 1];
+        return 2;
+    }
+    if (i + 1 < argc && 0 == strcmp(argv[i], "--skip")) {
+        snprintf(skip_list, sizeof(skip_list), "%s", argv[i + 1]);
+        return 2;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    int world_size, provided, multiple = 0, spawn = 0;
-    long mine[2], totals[2] = {0, 0}, theirs[2] = {0, 0};
-    const char *brk = getenv("COLL_INTERCOMM_BREAK");
+    struct coll_program_options opt = {.use_counters = 1, .max_count = 100000};
+    struct own_options own = {0};
+    int world_size, spawn;
+    long theirs[2] = {0, 0};
+    char note[96];
     MPI_Comm parent;
 
-    for (int i = 1; i < argc; ++i) {
-        multiple = multiple || 0 == strcmp(argv[i], "--thread-multiple");
-    }
-    MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
-                    &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     for (int k = 0; k < NUM_COLLS; ++k) {
         coll_enabled[k] = 1;
     }
-    for (int i = 1; i < argc; ++i) {
-        if (0 == strcmp(argv[i], "--expect-component=yes")) {
-            use_counters = 1;
-        } else if (0 == strcmp(argv[i], "--expect-component=no")) {
-            use_counters = 0;
-        } else if (0 == strcmp(argv[i], "--forms") && i + 1 < argc) {
-            ++i;
-            for (int m = 0; m < NUM_FORMS; ++m) {
-                form_enabled[m] = NULL != strstr(argv[i], form_names[m]);
-            }
-        } else if (0 == strcmp(argv[i], "--only") && i + 1 < argc) {
-            char list[1024];
-
-            snprintf(list, sizeof(list), ",%s,", argv[++i]);
-            for (int k = 0; k < NUM_COLLS; ++k) {
-                char item[64];
-
-                snprintf(item, sizeof(item), ",%s,", coll_names[k]);
-                coll_enabled[k] = NULL != strstr(list, item);
-            }
-        } else if (0 == strcmp(argv[i], "--skip") && i + 1 < argc) {
-            snprintf(skip_list, sizeof(skip_list), "%s", argv[++i]);
-        } else if (0 == strcmp(argv[i], "--max-count") && i + 1 < argc) {
-            max_count = atoi(argv[++i]);
-        } else if (0 == strcmp(argv[i], "--verbose")) {
-            verbose = 1;
-        } else if (0 == strcmp(argv[i], "--spawn")) {
-            spawn = 1;
-        } else if (0 == strcmp(argv[i], "--thread-multiple")) {
-            if (MPI_THREAD_MULTIPLE != provided) {
-                fprintf(stderr, PROGRAM ": MPI_THREAD_MULTIPLE not provided\n");
-                MPI_Abort(MPI_COMM_WORLD, 2);
-            }
-        } else {
-            usage();
-            MPI_Finalize();
-            return 2;
-        }
+    if (!coll_program_start(PROGRAM, "[--only NAME[,NAME...]] [--skip NAME[,NAME...]] [--spawn]",
+                            &argc, &argv, &opt, read_own, &own)
+        || (NULL != opt.forms && !coll_program_list(opt.forms, form_names, NUM_FORMS,
+                                                    form_enabled))
+        || (NULL != own.only && !coll_program_list(own.only, coll_names, NUM_COLLS,
+                                                   coll_enabled))) {
+        return 2;
     }
-    break_reference = NULL != brk && 0 == strcmp(brk, "1");
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    use_counters = opt.use_counters;
+    verbose = opt.verbose;
+    max_count = opt.max_count;
+    spawn = own.spawn;
+    break_reference = coll_program_break("COLL_INTERCOMM_BREAK");
     create_types();
     if (use_counters) {
         pvar_families_open(&counters, coll_names, NUM_COLLS, PROGRAM);
@@ -535,6 +522,7 @@ int main(int argc, char **argv)
     MPI_Comm_get_parent(&parent);
     if (MPI_COMM_NULL != parent) { /* a spawned child: its part of --spawn, then done */
         struct side s;
+        long mine[2];
 
         side_of_comm(&s, parent, "the parent-child intercommunicator", 1);
         spawn_cases(&s);
@@ -580,6 +568,7 @@ int main(int argc, char **argv)
         MPI_Comm children;
         struct side s;
         int n = 0, errcodes[2];
+        long nothing[2] = {0, 0};
 
         for (int i = 1; i < argc; ++i) {
             if (0 != strcmp(argv[i], "--spawn")) {
@@ -591,8 +580,7 @@ int main(int argc, char **argv)
         free(child_argv);
         side_of_comm(&s, children, "the parent-child intercommunicator", 0);
         spawn_cases(&s);
-        mine[0] = mine[1] = 0;
-        MPI_Allreduce(mine, theirs, 2, MPI_LONG, MPI_SUM, children);
+        MPI_Allreduce(nothing, theirs, 2, MPI_LONG, MPI_SUM, children);
         MPI_Comm_disconnect(&children);
     }
 
@@ -600,16 +588,9 @@ int main(int argc, char **argv)
         pvar_families_close(&counters);
     }
     free_types();
-    mine[0] = checks;
-    mine[1] = failures;
-    MPI_Allreduce(mine, totals, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    totals[0] += theirs[0];
-    totals[1] += theirs[1];
-    if (0 == world_rank) {
-        printf(PROGRAM ": %ld checks, %ld failures (%d ranks%s%s)\n", totals[0], totals[1],
-               world_size, spawn ? " and 2 spawned" : "",
-               break_reference ? "; COLL_INTERCOMM_BREAK=1 corrupted a reference" : "");
-    }
-    MPI_Finalize();
-    return 0 == totals[1] ? 0 : 1;
+    snprintf(note, sizeof(note), "%s%s", spawn ? " and 2 spawned" : "",
+             break_reference ? "; COLL_INTERCOMM_BREAK=1 corrupted a reference" : "");
+    /* Every parent heard the children's totals: rank 0 counts them. */
+    return coll_program_finish(PROGRAM, checks + (0 == world_rank ? theirs[0] : 0),
+                               failures + (0 == world_rank ? theirs[1] : 0), note);
 }

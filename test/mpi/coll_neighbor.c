@@ -93,6 +93,7 @@
 #include <string.h>
 
 #include "coll_neighbor_topo.h"
+#include "coll_program.h"
 #include "pvar_counter.h"
 
 /* Open MPI 4.1 has the persistent neighborhood collectives only as MPIX_. */
@@ -625,55 +626,41 @@ static void run_case(struct call *c)
 
 static const int counts[] = {0, 1, 7, 1000, 100000};
 
+/* --small-periodic=check|skip: whether to check the calls where Open MPI 4.1.4's
+ * libnbc pairs blocks wrongly (by default: only where the component is expected). */
+static int read_small_periodic(int argc, char **argv, int i, void *context)
+{
+    int *small_periodic = context;
+
+    (void) argc;
+    if (0 == strcmp(argv[i], "--small-periodic=check")
+        || 0 == strcmp(argv[i], "--small-periodic=skip")) {
+        *small_periodic = 0 == strcmp(argv[i], "--small-periodic=check");
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int max_count = 100000, provided, multiple = 0, form_enabled[NUM_FORMS] = {1, 1, 1};
+    struct coll_program_options opt = {.use_counters = 1, .max_count = 100000};
+    int max_count, form_enabled[NUM_FORMS] = {1, 1, 1};
     int small_periodic = -1; /* -1: by --expect-component */
-    long mine[3], totals[3];
-    const char *brk = getenv("COLL_NEIGHBOR_BREAK");
+    long skipped_total;
     struct topo topos[TOPO_MAX];
     int ntopos, lists_wrong;
 
-    for (int i = 1; i < argc; ++i) {
-        multiple = multiple || 0 == strcmp(argv[i], "--thread-multiple");
+    if (!coll_program_start(PROGRAM, "[--small-periodic=check|skip]", &argc, &argv, &opt,
+                            read_small_periodic, &small_periodic)
+        || (NULL != opt.forms && !coll_program_list(opt.forms, form_names, NUM_FORMS,
+                                                    form_enabled))) {
+        return 2;
     }
-    MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
-                    &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    for (int i = 1; i < argc; ++i) {
-        if (0 == strcmp(argv[i], "--expect-component=yes")) {
-            use_counters = 1;
-        } else if (0 == strcmp(argv[i], "--expect-component=no")) {
-            use_counters = 0;
-        } else if (0 == strcmp(argv[i], "--small-periodic=check")) {
-            small_periodic = 1;
-        } else if (0 == strcmp(argv[i], "--small-periodic=skip")) {
-            small_periodic = 0;
-        } else if (0 == strcmp(argv[i], "--forms") && i + 1 < argc) {
-            ++i;
-            for (int m = 0; m < NUM_FORMS; ++m) {
-                form_enabled[m] = NULL != strstr(argv[i], form_names[m]);
-            }
-        } else if (0 == strcmp(argv[i], "--verbose")) {
-            verbose = 1;
-        } else if (0 == strcmp(argv[i], "--thread-multiple")) {
-            if (MPI_THREAD_MULTIPLE != provided) {
-                fprintf(stderr, PROGRAM ": MPI_THREAD_MULTIPLE not provided\n");
-                MPI_Abort(MPI_COMM_WORLD, 2);
-            }
-        } else if (0 == strcmp(argv[i], "--max-count") && i + 1 < argc) {
-            max_count = atoi(argv[++i]);
-        } else {
-            if (0 == world_rank) {
-                fprintf(stderr, "usage: " PROGRAM " [--expect-component=yes|no] "
-                        "[--max-count C] [--forms blocking,nonblocking,persistent] "
-                        "[--small-periodic=check|skip] [--verbose] [--thread-multiple]\n");
-            }
-            MPI_Finalize();
-            return 2;
-        }
-    }
+    use_counters = opt.use_counters;
+    verbose = opt.verbose;
+    max_count = opt.max_count;
     if (world_size > 8) { /* the graph builders' arrays */
         if (0 == world_rank) {
             fprintf(stderr, PROGRAM ": at most 8 ranks\n");
@@ -682,7 +669,7 @@ int main(int argc, char **argv)
         return 2;
     }
     skip_small_periodic = small_periodic < 0 ? !use_counters : !small_periodic;
-    break_reference = NULL != brk && 0 == strcmp(brk, "1");
+    break_reference = coll_program_break("COLL_NEIGHBOR_BREAK");
 
     create_types();
     ntopos = topos_create(topos, &lists_wrong);
@@ -731,18 +718,12 @@ int main(int argc, char **argv)
     MPI_Type_free(&ttypes[T_PAIR].dt);
     MPI_Type_free(&ttypes[T_HOLES].dt);
 
-    mine[0] = checks;
-    mine[1] = failures;
-    mine[2] = skipped;
-    MPI_Allreduce(mine, totals, 3, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (0 == world_rank) {
-        if (totals[2] > 0) {
-            printf(PROGRAM ": skipped %ld calls (nonblocking and persistent alltoall(v,w) on "
-                   "periodic dimensions of size 1 or 2: --small-periodic=skip)\n", totals[2]);
-        }
-        printf(PROGRAM ": %ld checks, %ld failures (%d ranks%s)\n", totals[0], totals[1],
-               world_size, break_reference ? "; COLL_NEIGHBOR_BREAK=1 corrupted a reference" : "");
+    MPI_Reduce(&skipped, &skipped_total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (0 == world_rank && skipped_total > 0) {
+        printf(PROGRAM ": skipped %ld calls (nonblocking and persistent alltoall(v,w) on "
+               "periodic dimensions of size 1 or 2: --small-periodic=skip)\n", skipped_total);
     }
-    MPI_Finalize();
-    return 0 == totals[1] ? 0 : 1;
+    return coll_program_finish(PROGRAM, checks, failures,
+                               break_reference ? "; COLL_NEIGHBOR_BREAK=1 corrupted a reference"
+                                               : "");
 }

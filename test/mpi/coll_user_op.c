@@ -71,6 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_program.h"
 #include "pvar_counter.h"
 
 #define SENTINEL 0xA5
@@ -631,49 +632,21 @@ static const int counts[] = {0, 1, 7, 1000, 100000};
 
 int main(int argc, char **argv)
 {
-    int world_size, max_count = 100000;
+    struct coll_program_options opt = {.use_counters = 1, .max_count = 100000};
+    int world_size, max_count;
     MPI_Comm reversed;
-    long totals[2], mine[2];
-    const char *brk = getenv("COLL_USER_OP_BREAK");
-    int provided, multiple = 0;
 
-    for (int i = 1; i < argc; ++i) {
-        multiple = multiple || 0 == strcmp(argv[i], "--thread-multiple");
+    if (!coll_program_start(PROGRAM, "", &argc, &argv, &opt, NULL, NULL)
+        || (NULL != opt.forms && !coll_program_list(opt.forms, form_names, NUM_FORMS,
+                                                    form_enabled))) {
+        return 2;
     }
-    MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
-                    &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    for (int i = 1; i < argc; ++i) {
-        if (0 == strcmp(argv[i], "--expect-component=yes")) {
-            use_counters = 1;
-        } else if (0 == strcmp(argv[i], "--expect-component=no")) {
-            use_counters = 0;
-        } else if (0 == strcmp(argv[i], "--forms") && i + 1 < argc) {
-            ++i;
-            for (int m = 0; m < NUM_FORMS; ++m) {
-                form_enabled[m] = NULL != strstr(argv[i], form_names[m]);
-            }
-        } else if (0 == strcmp(argv[i], "--verbose")) {
-            verbose = 1;
-        } else if (0 == strcmp(argv[i], "--thread-multiple")) {
-            if (MPI_THREAD_MULTIPLE != provided) {
-                fprintf(stderr, PROGRAM ": MPI_THREAD_MULTIPLE not provided\n");
-                MPI_Abort(MPI_COMM_WORLD, 2);
-            }
-        } else if (0 == strcmp(argv[i], "--max-count") && i + 1 < argc) {
-            max_count = atoi(argv[++i]);
-        } else {
-            if (0 == world_rank) {
-                fprintf(stderr, "usage: " PROGRAM " [--expect-component=yes|no] "
-                        "[--max-count C] [--forms blocking,nonblocking,persistent] "
-                        "[--verbose] [--thread-multiple]\n");
-            }
-            MPI_Finalize();
-            return 2;
-        }
-    }
-    break_reference = NULL != brk && 0 == strcmp(brk, "1");
+    use_counters = opt.use_counters;
+    verbose = opt.verbose;
+    max_count = opt.max_count;
+    break_reference = coll_program_break("COLL_USER_OP_BREAK");
 
     create_optypes();
     MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - 1 - world_rank, &reversed);
@@ -731,13 +704,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&reversed);
     free_optypes();
 
-    mine[0] = checks;
-    mine[1] = failures;
-    MPI_Allreduce(mine, totals, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (0 == world_rank) {
-        printf(PROGRAM ": %ld checks, %ld failures (%d ranks%s)\n", totals[0], totals[1],
-               world_size, break_reference ? "; COLL_USER_OP_BREAK=1 corrupted a reference" : "");
-    }
-    MPI_Finalize();
-    return 0 == totals[1] ? 0 : 1;
+    return coll_program_finish(PROGRAM, checks, failures,
+                               break_reference ? "; COLL_USER_OP_BREAK=1 corrupted a reference"
+                                               : "");
 }
