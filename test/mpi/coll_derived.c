@@ -1223,7 +1223,6 @@ static int large_selected(int k, int coll, int form, int ci, int ri, int nroots,
 
 /* The program's own options: --only LIST, --large L, --all-large. */
 struct own_options {
-    const char *only;
     int large, all_large;
 };
 
@@ -1236,8 +1235,7 @@ static int read_own(int argc, char **argv, int i, void *context)
         return 1;
     }
     if (i + 1 < argc && 0 == strcmp(argv[i], "--only")) {
-        own->only = argv[i + 1];
-        return 2;
+        return coll_program_list(argv[i + 1], coll_names, NUM_COLLS, coll_enabled) ? 2 : 0;
     }
     if (i + 1 < argc && 0 == strcmp(argv[i], "--large") && atoi(argv[i + 1]) >= 8) {
         own->large = atoi(argv[i + 1]);
@@ -1248,17 +1246,17 @@ static int read_own(int argc, char **argv, int i, void *context)
 
 int main(int argc, char **argv)
 {
-    struct coll_program_options opt = {.use_counters = 1, .max_count = -1};
+    struct coll_program_options opt = {.use_counters = 1,
+                                       .max_count = -1,
+                                       .form_names = form_names,
+                                       .form_enabled = form_enabled,
+                                       .num_forms = NUM_FORMS};
     struct own_options own = {.large = 50000};
     int world_size, max_count, large, all_large;
     MPI_Comm reversed;
 
     if (!coll_program_start(PROGRAM, "[--large L (at least 8)] [--all-large] "
-                            "[--only COLL[,COLL...]]", &argc, &argv, &opt, read_own, &own)
-        || (NULL != opt.forms && !coll_program_list(opt.forms, form_names, NUM_FORMS,
-                                                    form_enabled))
-        || (NULL != own.only && !coll_program_list(own.only, coll_names, NUM_COLLS,
-                                                   coll_enabled))) {
+                            "[--only COLL[,COLL...]]", &argc, &argv, &opt, read_own, &own)) {
         return 2;
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);

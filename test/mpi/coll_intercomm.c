@@ -464,7 +464,6 @@ static long spawn_cases(const struct side *s)
 
 /* The program's own options: --only LIST, --skip LIST, --spawn. */
 struct own_options {
-    const char *only;
     int spawn;
 };
 
@@ -477,8 +476,7 @@ static int read_own(int argc, char **argv, int i, void *context)
         return 1;
     }
     if (i + 1 < argc && 0 == strcmp(argv[i], "--only")) {
-        own->only = argv[i + 1];
-        return 2;
+        return coll_program_list(argv[i + 1], coll_names, NUM_COLLS, coll_enabled) ? 2 : 0;
     }
     if (i + 1 < argc && 0 == strcmp(argv[i], "--skip")) {
         snprintf(skip_list, sizeof(skip_list), "%s", argv[i + 1]);
@@ -489,7 +487,11 @@ static int read_own(int argc, char **argv, int i, void *context)
 
 int main(int argc, char **argv)
 {
-    struct coll_program_options opt = {.use_counters = 1, .max_count = 100000};
+    struct coll_program_options opt = {.use_counters = 1,
+                                       .max_count = 100000,
+                                       .form_names = form_names,
+                                       .form_enabled = form_enabled,
+                                       .num_forms = NUM_FORMS};
     struct own_options own = {0};
     int world_size, spawn;
     long theirs[2] = {0, 0};
@@ -500,11 +502,7 @@ int main(int argc, char **argv)
         coll_enabled[k] = 1;
     }
     if (!coll_program_start(PROGRAM, "[--only NAME[,NAME...]] [--skip NAME[,NAME...]] [--spawn]",
-                            &argc, &argv, &opt, read_own, &own)
-        || (NULL != opt.forms && !coll_program_list(opt.forms, form_names, NUM_FORMS,
-                                                    form_enabled))
-        || (NULL != own.only && !coll_program_list(own.only, coll_names, NUM_COLLS,
-                                                   coll_enabled))) {
+                            &argc, &argv, &opt, read_own, &own)) {
         return 2;
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);

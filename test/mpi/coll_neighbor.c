@@ -643,17 +643,20 @@ static int read_small_periodic(int argc, char **argv, int i, void *context)
 
 int main(int argc, char **argv)
 {
-    struct coll_program_options opt = {.use_counters = 1, .max_count = 100000};
-    int max_count, form_enabled[NUM_FORMS] = {1, 1, 1};
+    int form_enabled[NUM_FORMS] = {1, 1, 1};
+    struct coll_program_options opt = {.use_counters = 1,
+                                       .max_count = 100000,
+                                       .form_names = form_names,
+                                       .form_enabled = form_enabled,
+                                       .num_forms = NUM_FORMS};
+    int max_count;
     int small_periodic = -1; /* -1: by --expect-component */
     long skipped_total;
     struct topo topos[TOPO_MAX];
     int ntopos, lists_wrong;
 
     if (!coll_program_start(PROGRAM, "[--small-periodic=check|skip]", &argc, &argv, &opt,
-                            read_small_periodic, &small_periodic)
-        || (NULL != opt.forms && !coll_program_list(opt.forms, form_names, NUM_FORMS,
-                                                    form_enabled))) {
+                            read_small_periodic, &small_periodic)) {
         return 2;
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);

@@ -48,8 +48,9 @@ static int common_option(int argc, char **argv, int i, struct coll_program_optio
         return 2;
     }
     if (0 == strcmp(arg, "--forms") && has_value) {
-        opt->forms = argv[i + 1];
-        return 2;
+        return coll_program_list(argv[i + 1], opt->form_names, opt->num_forms, opt->form_enabled)
+                   ? 2
+                   : 0;
     }
     return 0;
 }

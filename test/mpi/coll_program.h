@@ -23,7 +23,10 @@ struct coll_program_options {
     int use_counters;    /* --expect-component=yes|no: check the MPI_T counters */
     int verbose;         /* --verbose: say each call */
     int max_count;       /* --max-count C */
-    const char *forms;   /* --forms LIST (comma-separated), or NULL */
+    /* --forms LIST (comma-separated): marks form_enabled[i] for each of the
+     * num_forms form_names that LIST names, and only those. */
+    const char *const *form_names;
+    int *form_enabled, num_forms;
 };
 
 /* Reads argument argv[i] of the program's own: how many arguments it took (1 or

@@ -632,13 +632,15 @@ static const int counts[] = {0, 1, 7, 1000, 100000};
 
 int main(int argc, char **argv)
 {
-    struct coll_program_options opt = {.use_counters = 1, .max_count = 100000};
+    struct coll_program_options opt = {.use_counters = 1,
+                                       .max_count = 100000,
+                                       .form_names = form_names,
+                                       .form_enabled = form_enabled,
+                                       .num_forms = NUM_FORMS};
     int world_size, max_count;
     MPI_Comm reversed;
 
-    if (!coll_program_start(PROGRAM, "", &argc, &argv, &opt, NULL, NULL)
-        || (NULL != opt.forms && !coll_program_list(opt.forms, form_names, NUM_FORMS,
-                                                    form_enabled))) {
+    if (!coll_program_start(PROGRAM, "", &argc, &argv, &opt, NULL, NULL)) {
         return 2;
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
