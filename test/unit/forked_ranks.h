@@ -90,6 +90,35 @@ static void assert_ranks_exited_cleanly(int nranks, const pid_t *pids, const int
 }
 
 /*
+ * A barrier of forked ranks, in memory mapped MAP_SHARED before the fork. The
+ * last rank to arrive opens the next generation; the others call wait(context)
+ * until it is open (NULL: sleep 100 us), which lets a rank keep its transport
+ * moving, so that peers still get what they wait for.
+ */
+struct forked_barrier {
+    int arrived, generation;
+};
+
+static inline void forked_barrier_wait(struct forked_barrier *barrier, int nranks,
+                                       void (*wait)(void *context), void *context)
+{
+    int generation = __atomic_load_n(&barrier->generation, __ATOMIC_ACQUIRE);
+
+    if (nranks == __atomic_add_fetch(&barrier->arrived, 1, __ATOMIC_ACQ_REL)) {
+        __atomic_store_n(&barrier->arrived, 0, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&barrier->generation, 1, __ATOMIC_ACQ_REL);
+        return;
+    }
+    while (generation == __atomic_load_n(&barrier->generation, __ATOMIC_ACQUIRE)) {
+        if (NULL != wait) {
+            wait(context);
+        } else {
+            usleep(100);
+        }
+    }
+}
+
+/*
  * A rank killed on cue. The parent opens the cue (victim_cue_open) and spawns
  * rank 0, the survivor, and rank 1, the victim; the victim gives the cue once it
  * is where the test wants it to die (victim_cue_then_wait), and

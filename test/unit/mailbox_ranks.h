@@ -44,7 +44,7 @@
 
 struct shared {
     int nranks;
-    int arrived, generation;
+    struct forked_barrier barrier;
     size_t blob_length[MAX_RANKS];
     uint8_t blob[MAX_RANKS][COLL_ASYNC_MAILBOX_ADDRESS_MAX];
 };
@@ -77,22 +77,14 @@ static inline void step(transport_t *t)
     }
 }
 
+static inline void step_any(void *t)
+{
+    step(t);
+}
+
 static inline void barrier(transport_t *t)
 {
-    int generation = __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE);
-
-    if (shared->nranks == __atomic_add_fetch(&shared->arrived, 1, __ATOMIC_ACQ_REL)) {
-        __atomic_store_n(&shared->arrived, 0, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&shared->generation, 1, __ATOMIC_ACQ_REL);
-        return;
-    }
-    while (generation == __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE)) {
-        if (NULL != t) {
-            step(t);
-        } else {
-            usleep(100);
-        }
-    }
+    forked_barrier_wait(&shared->barrier, shared->nranks, NULL != t ? step_any : NULL, t);
 }
 
 /* Creates this rank's transport, publishes its blob and adds every other rank. */

@@ -60,23 +60,14 @@ static const struct coll_async_reduction int_sum = {.size = sizeof(int32_t)};
 
 /* The pretend modex and barrier. */
 static struct {
-    int arrived, generation;
+    struct forked_barrier barrier;
     size_t blob_length[MAX_RANKS];
     uint8_t blob[MAX_RANKS][COLL_ASYNC_TCP_ADDRESS_MAX];
 } *shared;
 
 static void barrier(int nranks)
 {
-    int generation = __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE);
-
-    if (nranks == __atomic_add_fetch(&shared->arrived, 1, __ATOMIC_ACQ_REL)) {
-        __atomic_store_n(&shared->arrived, 0, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&shared->generation, 1, __ATOMIC_ACQ_REL);
-        return;
-    }
-    while (generation == __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE)) {
-        usleep(100);
-    }
+    forked_barrier_wait(&shared->barrier, nranks, NULL, NULL);
 }
 
 /* The leaders' mapper, over TCP on loopback. */

@@ -63,7 +63,7 @@
 
 /* The pretend modex and barrier, shared by the children of one test. */
 static struct {
-    int arrived, generation;
+    struct forked_barrier barrier;
     uint64_t group_id;
     size_t blob_length[MAX_RANKS];
     uint8_t blob[MAX_RANKS][COLL_ASYNC_MCAST_ADDRESS_MAX];
@@ -140,23 +140,28 @@ static void step(struct coll_async_mcast *m)
 
 /* Waits for every member; progresses the n transports of ms meanwhile, so roots
  * still get answers. */
+struct members {
+    struct coll_async_mcast *const *ms;
+    int n;
+};
+
+static void progress_members(void *context)
+{
+    const struct members *members = context;
+
+    for (int i = 0; i < members->n; ++i) {
+        if (NULL != members->ms[i]) {
+            (void) mcast_progress(members->ms[i]);
+        }
+    }
+    usleep(200);
+}
+
 static void barrier_many(struct coll_async_mcast *const *ms, int n, int nranks)
 {
-    int generation = __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE);
+    struct members members = {ms, n};
 
-    if (nranks == __atomic_add_fetch(&shared->arrived, 1, __ATOMIC_ACQ_REL)) {
-        __atomic_store_n(&shared->arrived, 0, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&shared->generation, 1, __ATOMIC_ACQ_REL);
-        return;
-    }
-    while (generation == __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE)) {
-        for (int i = 0; i < n; ++i) {
-            if (NULL != ms[i]) {
-                (void) mcast_progress(ms[i]);
-            }
-        }
-        usleep(200);
-    }
+    forked_barrier_wait(&shared->barrier, nranks, progress_members, &members);
 }
 
 static void barrier(struct coll_async_mcast *m, int nranks)

@@ -71,7 +71,7 @@
 /* The pretend modex and barrier, shared by the children of one test. */
 struct shared {
     int nranks;
-    int arrived, generation;
+    struct forked_barrier barrier;
     size_t blob_length[MAX_RANKS];
     uint8_t blob[MAX_RANKS][COLL_ASYNC_TCP_ADDRESS_MAX];
 };
@@ -157,22 +157,14 @@ static void step(struct coll_async_tcp *tcp)
     }
 }
 
+static void step_any(void *tcp)
+{
+    step(tcp);
+}
+
 static void barrier(struct coll_async_tcp *tcp)
 {
-    int generation = __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE);
-
-    if (shared->nranks == __atomic_add_fetch(&shared->arrived, 1, __ATOMIC_ACQ_REL)) {
-        __atomic_store_n(&shared->arrived, 0, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&shared->generation, 1, __ATOMIC_ACQ_REL);
-        return;
-    }
-    while (generation == __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE)) {
-        if (NULL != tcp) {
-            step(tcp);
-        } else {
-            usleep(200);
-        }
-    }
+    forked_barrier_wait(&shared->barrier, shared->nranks, NULL != tcp ? step_any : NULL, tcp);
 }
 
 static struct coll_async_tcp *open_transport(int rank, int nranks, int nifs)

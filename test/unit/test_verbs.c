@@ -107,7 +107,7 @@
 /* The pretend modex and barrier, shared by the children of one test. */
 struct shared {
     int nranks;
-    int arrived, generation;
+    struct forked_barrier barrier;
     int posted; /* a flag one rank raises for another, outside the transport */
     size_t blob_length[MAX_RANKS];
     uint8_t blob[MAX_RANKS][COLL_ASYNC_VERBS_ADDRESS_MAX];
@@ -201,22 +201,14 @@ static void step(struct coll_async_verbs *verbs)
     }
 }
 
+static void step_any(void *verbs)
+{
+    step(verbs);
+}
+
 static void barrier(struct coll_async_verbs *verbs)
 {
-    int generation = __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE);
-
-    if (shared->nranks == __atomic_add_fetch(&shared->arrived, 1, __ATOMIC_ACQ_REL)) {
-        __atomic_store_n(&shared->arrived, 0, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&shared->generation, 1, __ATOMIC_ACQ_REL);
-        return;
-    }
-    while (generation == __atomic_load_n(&shared->generation, __ATOMIC_ACQUIRE)) {
-        if (NULL != verbs) {
-            step(verbs);
-        } else {
-            usleep(200);
-        }
-    }
+    forked_barrier_wait(&shared->barrier, shared->nranks, NULL != verbs ? step_any : NULL, verbs);
 }
 
 /* Progresses for about ms milliseconds. */
