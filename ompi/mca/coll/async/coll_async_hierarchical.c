@@ -22,10 +22,11 @@
  * node's block, leaders' allgather of node blocks, broadcast of the whole.
  * gather: the node's blocks to its representative (as for reduce), the
  * representatives' binomial gather to the root, the root's copy into rank
- * order; scatter backwards (coll_async_hier_rooted.c has their data).
- * alltoall: the node's send buffers gathered at its first leader, node-pair
- * aggregates exchanged between the leaders, the receive buffers scattered back
- * (coll_async_hier_alltoall.c).
+ * order; scatter backwards. alltoall: the node's send buffers gathered at its
+ * first leader, node-pair aggregates exchanged between the leaders, the receive
+ * buffers scattered back. Those three are planned in coll_async_hier_exchanges.c
+ * (their data: coll_async_hier_rooted.c, coll_async_hier_alltoall.c); the run
+ * and its stages are in coll_async_hier_run.h.
  *
  * A leader that fails between nodes tells its node: before each broadcast from a
  * leader, the leader broadcasts its status, and the ranks skip the data and
@@ -38,61 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ompi/constants.h"
-
-#include "coll_async.h"
-#include "coll_async_exchange.h"
-#include "coll_async_failure.h"
-#include "coll_async_schedule.h"
-
-#define MAX_STAGES (4 * COLL_ASYNC_HIER_MAX_SLOTS + 4)
-
-enum stage_kind {
-    STAGE_LOCAL,   /* a shared-memory schedule on the node's channel */
-    STAGE_STATUS,  /* a leader's status, broadcast on the node's channel */
-    STAGE_NET,     /* the leaders' algorithm between nodes */
-    STAGE_MULTICAST, /* bcast over the leaders' multicast group */
-    STAGE_COPY,    /* bytes from sbuf to rbuf */
-    STAGE_PERMUTE, /* allgather: node-ordered blocks to rank order */
-    STAGE_EXCHANGE, /* gather, scatter: the node's blocks with its representative */
-    STAGE_ARRANGE, /* gather, scatter: the user's blocks to or from the layout */
-    STAGE_REPACK,  /* alltoall: the leader's blocks between node and node-pair order */
-};
-
-struct stage {
-    enum stage_kind kind;
-    bool needs_status;                 /* skipped once the run has failed */
-    void (*begin)(struct coll_async_op *op);
-    enum coll_async_family net;         /* NET: the leaders' collective */
-    const struct coll_async_leaders *group;
-    int root;                          /* LOCAL, STATUS: local index; NET: group index */
-    const void *sbuf;
-    void *rbuf;
-    size_t count, bytes;
-    bool to_user, every_rank;          /* ARRANGE */
-};
-
-struct run {
-    struct coll_async_hier *hier;
-    enum coll_async_family family;
-    struct stage stages[MAX_STAGES];
-    int stage_count, at;
-    bool started;                      /* the stage at `at` has begun */
-    struct coll_async_sched local;     /* a LOCAL or STATUS stage's op */
-    struct coll_async_internode net;   /* a NET stage's state */
-    struct coll_async_multicast_call multicast; /* a MULTICAST stage's */
-    struct coll_async_leaders rooted;  /* bcast and reduce: the root stands for its node */
-    uint32_t *rooted_peer;
-    size_t *block_offset, *block_bytes;
-    char *temp;
-    struct coll_async_exchange *exchange[2]; /* the EXCHANGE stages' plans */
-    char *by_node;                     /* gather, scatter: the layout between nodes */
-    int root;                          /* gather, scatter: the root */
-    struct coll_async_hier_blocks blocks; /* gather, scatter: the user's */
-    int32_t status, received;          /* 0, or how a leader failed */
-    uint64_t tag;
-    struct coll_async_failure failure; /* what failed between nodes, for the op to report */
-};
+#include "coll_async_hier_run.h"
 
 void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_family family)
 {
@@ -136,68 +83,6 @@ struct coll_async_hier_blocks *coll_async_hier_run_blocks(void *opaque)
 
 /* Building the stages */
 
-static struct stage *add(struct run *run, enum stage_kind kind)
-{
-    struct stage *stage = &run->stages[run->stage_count++];
-
-    *stage = (struct stage){.kind = kind};
-    return stage;
-}
-
-static void add_local(struct run *run, void (*begin)(struct coll_async_op *), int root_rank,
-                      const void *sbuf, void *rbuf, size_t count, size_t bytes)
-{
-    struct stage *stage = add(run, STAGE_LOCAL);
-
-    stage->begin = begin;
-    stage->root = root_rank < 0 ? -1 : coll_async_hier_local_index(run->hier, root_rank);
-    stage->sbuf = sbuf;
-    stage->rbuf = rbuf;
-    stage->count = count;
-    stage->bytes = bytes;
-}
-
-/* The leader's status, then (unless it failed) its data, to the node's ranks. */
-static void add_from_leader(struct run *run, int leader, void *buf, size_t bytes)
-{
-    struct stage *status = add(run, STAGE_STATUS);
-
-    status->root = coll_async_hier_local_index(run->hier, leader);
-    add_local(run, coll_async_bcast_begin, leader, NULL, buf, 0, bytes);
-    run->stages[run->stage_count - 1].needs_status = true;
-}
-
-static void add_net(struct run *run, enum coll_async_family family,
-                    const struct coll_async_leaders *group, int root, void *buf, size_t count,
-                    size_t bytes)
-{
-    struct stage *stage = add(run, STAGE_NET);
-
-    stage->net = family;
-    stage->group = group;
-    stage->root = root;
-    stage->rbuf = buf;
-    stage->count = count;
-    stage->bytes = bytes;
-}
-
-static void add_copy(struct run *run, const void *from, void *to, size_t bytes)
-{
-    struct stage *stage;
-
-    if (from != to && 0 < bytes) {
-        stage = add(run, STAGE_COPY);
-        stage->sbuf = from;
-        stage->rbuf = to;
-        stage->bytes = bytes;
-    }
-}
-
-static int leader_of(const struct coll_async_hier *hier, int node, int slot)
-{
-    return hier->leaders[node * hier->slots + slot];
-}
-
 /* Above multi_leader_bytes, each of the node's leaders takes a share of the vector
  * between nodes, in parallel. */
 static void plan_allreduce(struct run *run, const struct coll_async_sched *op)
@@ -231,41 +116,6 @@ static void plan_allreduce(struct run *run, const struct coll_async_sched *op)
                             (char *) op->rbuf + first[part] * size, share[part] * size);
         }
     }
-}
-
-/* bcast and reduce: the group of one rank per node in which the root stands for
- * its node; NULL when this rank is not in it. */
-static int rooted_group(struct run *run, int root, const struct coll_async_leaders **group)
-{
-    struct coll_async_hier *hier = run->hier;
-    int root_node = hier->node_of[root];
-
-    *group = NULL;
-    run->rooted_peer = malloc(sizeof(uint32_t) * (size_t) hier->node_count);
-    if (NULL == run->rooted_peer) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    for (int node = 0; node < hier->node_count; ++node) {
-        int rank = node == root_node ? root : leader_of(hier, node, 0);
-
-        run->rooted_peer[node] = hier->peers.id[rank];
-    }
-    run->rooted = (struct coll_async_leaders){.net = hier->peers.net,
-                                              .size = hier->node_count,
-                                              .rank = hier->node,
-                                              .peer = run->rooted_peer,
-                                              .ring = hier->ring};
-    if (hier->peers.id[hier->rank] == run->rooted_peer[hier->node]) {
-        *group = &run->rooted;
-    }
-    return OMPI_SUCCESS;
-}
-
-/* The rank that stands for this node in a rooted collective. */
-static int representative(const struct run *run, int root)
-{
-    return run->hier->node_of[root] == run->hier->node ? root : leader_of(run->hier,
-                                                                          run->hier->node, 0);
 }
 
 /* Over multicast: the node's first leader is its member, so a root that does
@@ -419,148 +269,6 @@ static int plan_allgather(struct run *run, const struct coll_async_sched *op)
     return OMPI_SUCCESS;
 }
 
-/* Gather and scatter: the layout between nodes, at a representative (in the
- * root's own buffer where that is the layout). */
-static int rooted_layout(struct run *run, int root_node, size_t total)
-{
-    struct coll_async_hier *hier = run->hier;
-    size_t nodes = (size_t) hier->node_count, block = total / (size_t) hier->size;
-
-    if (hier->rank == run->root && coll_async_hier_root_holds_layout(hier, &run->blocks,
-                                                                     root_node, block)) {
-        run->by_node = run->blocks.first.contiguous;
-    } else {
-        run->by_node = run->temp = malloc(total);
-    }
-    run->block_offset = malloc(sizeof(size_t) * nodes);
-    run->block_bytes = malloc(sizeof(size_t) * nodes);
-    if (NULL == run->by_node || NULL == run->block_offset || NULL == run->block_bytes) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    coll_async_hier_rooted_layout(hier, root_node, total / (size_t) hier->size,
-                                  run->block_offset, run->block_bytes);
-    return OMPI_SUCCESS;
-}
-
-/* The node's exchange with rep of this rank's block of mine; gathering into
- * (scattering from) by_node at rep. */
-static int add_exchange(struct run *run, const struct coll_async_hier_blocks *mine, bool scatter,
-                        int rep, int root_node, size_t block)
-{
-    struct stage *stage;
-
-    run->exchange[scatter] = coll_async_hier_node_exchange(run->hier, mine, scatter, rep,
-                                                           root_node, run->by_node, block);
-    if (NULL == run->exchange[scatter]) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    stage = add(run, STAGE_EXCHANGE);
-    stage->needs_status = scatter;
-    stage->count = scatter;
-    return OMPI_SUCCESS;
-}
-
-static void add_arrange(struct run *run, int root_node, size_t block, bool to_user,
-                        bool every_rank)
-{
-    struct stage *stage = add(run, STAGE_ARRANGE);
-
-    stage->root = root_node;
-    stage->bytes = block;
-    stage->to_user = to_user;
-    stage->every_rank = every_rank;
-    stage->needs_status = to_user; /* after the stage between nodes */
-}
-
-static int plan_rooted(struct run *run, const struct coll_async_sched *op, bool scatter)
-{
-    struct coll_async_hier *hier = run->hier;
-    const struct coll_async_leaders *group;
-    int root_node = hier->node_of[op->root], rep = representative(run, op->root);
-    size_t total = op->bytes * (size_t) hier->size;
-    int rc = rooted_group(run, op->root, &group);
-    bool root_copies;
-
-    run->root = op->root;
-    run->by_node = NULL;
-    if (OMPI_SUCCESS == rc && hier->rank == rep) {
-        rc = rooted_layout(run, root_node, total);
-    }
-    if (OMPI_SUCCESS != rc) {
-        return rc;
-    }
-    root_copies = hier->rank == op->root && run->by_node != run->blocks.first.contiguous;
-    if (scatter && root_copies) {
-        add_arrange(run, root_node, op->bytes, false, true);
-    }
-    if (!scatter) {
-        if (hier->has_local) {
-            rc = add_exchange(run, &run->blocks, false, rep, root_node, op->bytes);
-        } else {
-            add_arrange(run, root_node, op->bytes, false, false);
-        }
-    }
-    if (NULL != group) {
-        add_net(run, scatter ? COLL_ASYNC_FAMILY_SCATTER : COLL_ASYNC_FAMILY_GATHER, group,
-                root_node, run->by_node, 0, total);
-    }
-    if (!scatter) {
-        if (root_copies) {
-            add_arrange(run, root_node, op->bytes, true, true);
-        }
-        return rc;
-    }
-    if (!hier->has_local) {
-        add_arrange(run, root_node, op->bytes, true, false);
-        return OMPI_SUCCESS;
-    }
-    /* The representative's status first: after a failure between nodes the
-     * node's ranks must not wait for blocks that never come. */
-    add(run, STAGE_STATUS)->root = coll_async_hier_local_index(hier, rep);
-    return OMPI_SUCCESS == rc ? add_exchange(run, &run->blocks, true, rep, root_node, op->bytes)
-                              : rc;
-}
-
-/* The node's first leader gathers the node's send buffers, exchanges node-pair
- * aggregates with the other leaders, scatters the receive buffers; a leader
- * alone on its node packs and unpacks its own in the repacking. */
-static int plan_alltoall(struct run *run, const struct coll_async_sched *op)
-{
-    struct coll_async_hier *hier = run->hier;
-    int leader = leader_of(hier, hier->node, 0), rc = OMPI_SUCCESS;
-    size_t row = op->bytes * (size_t) hier->size;
-    size_t area = row * (size_t) coll_async_hier_node_size(hier, hier->node);
-    struct coll_async_hier_blocks receive = {.mine = run->blocks.first};
-    struct stage *stage;
-
-    run->by_node = NULL;
-    if (hier->rank == leader) {
-        run->by_node = run->temp = malloc(3 * area);
-        run->block_offset = malloc(sizeof(size_t) * (size_t) hier->node_count);
-        run->block_bytes = malloc(sizeof(size_t) * (size_t) hier->node_count);
-        if (NULL == run->temp || NULL == run->block_offset || NULL == run->block_bytes) {
-            return OMPI_ERR_OUT_OF_RESOURCE;
-        }
-        coll_async_hier_alltoall_layout(hier, op->bytes, run->block_offset, run->block_bytes);
-    }
-    if (hier->has_local) {
-        rc = add_exchange(run, &run->blocks, false, leader, hier->node, row);
-    }
-    if (hier->rank == leader) {
-        add(run, STAGE_REPACK)->bytes = op->bytes;
-        /* S, and T after it (count: the offset between them) */
-        add_net(run, COLL_ASYNC_FAMILY_ALLTOALL, &hier->group, 0, run->temp + area, area, 0);
-        stage = add(run, STAGE_REPACK);
-        stage->bytes = op->bytes;
-        stage->to_user = stage->needs_status = true;
-    }
-    if (!hier->has_local || OMPI_SUCCESS != rc) {
-        return rc;
-    }
-    add(run, STAGE_STATUS)->root = coll_async_hier_local_index(hier, leader);
-    return add_exchange(run, &receive, true, leader, hier->node, row);
-}
-
 static int plan(struct run *run, const struct coll_async_sched *op)
 {
     switch (run->family) {
@@ -577,11 +285,11 @@ static int plan(struct run *run, const struct coll_async_sched *op)
     case COLL_ASYNC_FAMILY_ALLGATHER:
         return plan_allgather(run, op);
     case COLL_ASYNC_FAMILY_GATHER:
-        return plan_rooted(run, op, false);
+        return coll_async_hier_plan_rooted(run, op, false);
     case COLL_ASYNC_FAMILY_SCATTER:
-        return plan_rooted(run, op, true);
+        return coll_async_hier_plan_rooted(run, op, true);
     case COLL_ASYNC_FAMILY_ALLTOALL:
-        return plan_alltoall(run, op);
+        return coll_async_hier_plan_alltoall(run, op);
     default:
         return OMPI_ERR_BAD_PARAM; /* not hierarchical (coll_async_decision.c) */
     }
