@@ -162,12 +162,15 @@ struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *com
                                                 const struct coll_async_config *config);
 void mca_coll_async_hier_close(struct coll_async_hier *hier);
 
-/* coll_async_numa_split.c: the NUMA split of a communicator of one node whose
- * channel is open, when its ranks are in several domains (pretend ones under
+/* coll_async_numa_split.c: the NUMA split of count ranks of comm on this node
+ * (ascending; NULL: all of comm) whose channel is open, this process the one at
+ * index, when they are in several domains (pretend ones under
  * coll_async_virtual_numa) and a family may run in NUMA stages; NULL otherwise.
- * Said at verbose level 1 (rank 0) and 2 (every rank). */
-struct coll_async_numa *mca_coll_async_numa_open(mca_coll_async_module_t *module,
-                                                struct ompi_communicator_t *comm,
+ * The split's ranks are indices into ranks. Said at verbose level 1 (index 0)
+ * and 2 (every rank). */
+struct coll_async_numa *mca_coll_async_numa_open(struct ompi_communicator_t *comm,
+                                                const int *ranks, int count, int index,
+                                                struct coll_async_channel *channel,
                                                 const struct coll_async_config *config);
 void mca_coll_async_numa_close(struct coll_async_numa *numa);
 

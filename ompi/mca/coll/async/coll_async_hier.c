@@ -239,6 +239,18 @@ static int open_local(struct coll_async_hier *hier, struct ompi_communicator_t *
     return OMPI_SUCCESS;
 }
 
+/* This node's NUMA split, where its ranks are in several domains. */
+static void open_numa(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
+                      const struct coll_async_config *config)
+{
+    if (hier->has_local) {
+        hier->numa = mca_coll_async_numa_open(comm,
+                                              &hier->node_ranks[hier->node_first[hier->node]],
+                                              coll_async_hier_node_size(hier, hier->node),
+                                              hier->local_rank, &hier->local, config);
+    }
+}
+
 static struct coll_async_hier *hier_alloc(int size, int nodes)
 {
     struct coll_async_hier *hier = calloc(1, sizeof(*hier));
@@ -380,6 +392,9 @@ struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *com
         rc = open_local(hier, comm, &config->channel);
     }
     if (OMPI_SUCCESS == rc) {
+        open_numa(hier, comm, config);
+    }
+    if (OMPI_SUCCESS == rc) {
         report(hier, comm);
         if (config->profile_ring
             && OMPI_SUCCESS == mca_coll_async_profile_ring(comm, hier, &hier->ring)) {
@@ -402,6 +417,7 @@ void mca_coll_async_hier_close(struct coll_async_hier *hier)
         return;
     }
     mca_coll_async_hier_multicast_close(hier);
+    mca_coll_async_numa_close(hier->numa);
     if (hier->has_local) {
         coll_async_channel_close(&hier->local);
     }

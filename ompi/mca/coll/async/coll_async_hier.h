@@ -35,6 +35,7 @@
 #include "transport/coll_async_channel.h"
 
 struct coll_async_op;
+struct coll_async_numa;
 struct coll_async_hier_multicast;
 
 #define COLL_ASYNC_HIER_MAX_SLOTS 8
@@ -50,6 +51,9 @@ struct coll_async_hier {
     int local_rank;     /* this rank's index among its node's */
     bool has_local;     /* this node holds several ranks: the channel is open */
     struct coll_async_channel local;
+    /* This node's ranks split by NUMA domain, when they are in several: node
+     * stages of the families it stages run as NUMA stages (coll_async_numa.h). */
+    struct coll_async_numa *numa;
     bool rank_ordered;  /* node_ranks is 0 .. size - 1: blocks of a node are adjacent */
 
     int slots;          /* leaders per node, the same on every node */

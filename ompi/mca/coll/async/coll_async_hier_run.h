@@ -73,6 +73,7 @@ struct run {
     int32_t status, received;          /* 0, or how a leader failed */
     uint64_t tag;
     struct coll_async_failure failure; /* what failed between nodes, for the op to report */
+    void *numa_run;                    /* node stages in NUMA stages (hier->numa), or NULL */
 };
 
 /* Building the stages */

@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "coll_async_hier_run.h"
+#include "coll_async_numa.h"
 
 void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_family family)
 {
@@ -48,6 +49,11 @@ void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_fami
     if (NULL != run) {
         run->hier = hier;
         run->family = family;
+        if (NULL != hier->numa
+            && NULL == (run->numa_run = coll_async_numa_run_new(hier->numa, family))) {
+            free(run);
+            run = NULL;
+        }
     }
     return run;
 }
@@ -73,6 +79,9 @@ void coll_async_hier_run_free(void *opaque)
     release_temporaries(run);
     coll_async_block_release(&run->blocks.mine);
     coll_async_block_release(&run->blocks.first);
+    if (NULL != run->numa_run) {
+        coll_async_numa_run_free(run->numa_run);
+    }
     free(run);
 }
 
@@ -297,6 +306,20 @@ static int plan(struct run *run, const struct coll_async_sched *op)
 
 /* Running the stages */
 
+/* A node stage on a node of several NUMA domains runs as NUMA stages where its
+ * family does (coll_async_numa.h); whether it was begun so. */
+static bool numa_stage(struct run *run, const struct stage *stage)
+{
+    enum coll_async_family family = coll_async_numa_family(stage->begin, stage->root);
+
+    if (NULL == run->numa_run || COLL_ASYNC_NUM_FAMILIES == family
+        || !run->hier->numa->staged[family]) {
+        return false;
+    }
+    coll_async_numa_stage(&run->local.base, run->numa_run, family);
+    return true;
+}
+
 static int start_stage(struct run *run, const struct coll_async_sched *op, struct stage *stage)
 {
     struct coll_async_hier *hier = run->hier;
@@ -318,7 +341,9 @@ static int start_stage(struct run *run, const struct coll_async_sched *op, struc
                                                .bytes = stage->bytes,
                                                .reduction = op->reduction,
                                                .root = stage->root};
-        stage->begin(&run->local.base);
+        if (!numa_stage(run, stage)) {
+            stage->begin(&run->local.base);
+        }
         return OMPI_SUCCESS;
     case STAGE_NET:
         run->net = (struct coll_async_internode){.group = stage->group,

@@ -148,7 +148,8 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
                         coll_async_channel_single_copy(&module->channel)
                             ? "in one copy (CMA)"
                             : "pipelined through the slots");
-    module->numa = mca_coll_async_numa_open(module, comm, config);
+    module->numa = mca_coll_async_numa_open(comm, NULL, ompi_comm_size(comm),
+                                            ompi_comm_rank(comm), &module->channel, config);
 }
 
 static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll coll,

@@ -381,3 +381,27 @@ void coll_async_numa_begin(struct coll_async_op *op)
     }
     op->step = step;
 }
+
+enum coll_async_family coll_async_numa_family(void (*begin)(struct coll_async_op *), int root)
+{
+    if (coll_async_reduction_begin == begin) {
+        return root < 0 ? COLL_ASYNC_FAMILY_ALLREDUCE : COLL_ASYNC_FAMILY_REDUCE;
+    }
+    if (coll_async_bcast_begin == begin) {
+        return COLL_ASYNC_FAMILY_BCAST;
+    }
+    if (coll_async_allgather_begin == begin) {
+        return COLL_ASYNC_FAMILY_ALLGATHER;
+    }
+    return coll_async_barrier_begin == begin ? COLL_ASYNC_FAMILY_BARRIER
+                                             : COLL_ASYNC_NUM_FAMILIES;
+}
+
+void coll_async_numa_stage(struct coll_async_op *op, void *opaque, enum coll_async_family family)
+{
+    struct run *run = opaque;
+
+    run->family = family;
+    op->plan = run;
+    coll_async_numa_begin(op);
+}

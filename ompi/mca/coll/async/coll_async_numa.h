@@ -67,4 +67,12 @@ void *coll_async_numa_run_new(struct coll_async_numa *numa, enum coll_async_fami
 void coll_async_numa_run_free(void *run);
 void coll_async_numa_begin(struct coll_async_op *op);
 
+/* Inside a run across nodes (coll_async_hierarchical.c): the family of a node
+ * stage that begin (one of coll_async_schedule.h's) would run with root
+ * (COLL_ASYNC_NUM_FAMILIES: none of the five), and that stage begun on op as
+ * NUMA stages of family instead, over run (from coll_async_numa_run_new(), reused
+ * stage after stage). */
+enum coll_async_family coll_async_numa_family(void (*begin)(struct coll_async_op *), int root);
+void coll_async_numa_stage(struct coll_async_op *op, void *run, enum coll_async_family family);
+
 #endif /* MCA_COLL_ASYNC_NUMA_H */

@@ -63,12 +63,25 @@ void mca_coll_async_numa_close(struct coll_async_numa *numa)
     free(numa);
 }
 
-/* Every rank's domain, renumbered in the order of the ranks (the first rank's is
- * 0); the count of domains, or -1 where a rank is in none (unbound on a machine of
- * several) or has no card. */
-static int read_domains(struct ompi_communicator_t *comm, int *domain_of)
+/* The ranks split: count ranks of comm (ascending; NULL: all of comm), this
+ * process the one at index. Indices into them are the split's ranks. */
+struct members {
+    struct ompi_communicator_t *comm;
+    const int *ranks;
+    int count, index;
+};
+
+static int comm_rank(const struct members *m, int i)
 {
-    int size = ompi_comm_size(comm), count = 0;
+    return NULL == m->ranks ? i : m->ranks[i];
+}
+
+/* Every member's domain, renumbered in the order of the members (the first one's
+ * is 0); the count of domains, or -1 where a member is in none (unbound on a
+ * machine of several) or has no card. */
+static int read_domains(const struct members *m, int *domain_of)
+{
+    int size = m->count, count = 0;
     int *seen = malloc(sizeof(int) * (size_t) size); /* the cards' domain of each */
 
     if (NULL == seen) {
@@ -76,7 +89,7 @@ static int read_domains(struct ompi_communicator_t *comm, int *domain_of)
     }
     for (int rank = 0; rank < size; ++rank) {
         const struct coll_async_card *card =
-            mca_coll_async_card_of(ompi_comm_peer_lookup(comm, rank));
+            mca_coll_async_card_of(ompi_comm_peer_lookup(m->comm, comm_rank(m, rank)));
         int domain = 0;
 
         if (NULL == card || card->numa < 0) {
@@ -128,19 +141,19 @@ static void group_by_domain(struct coll_async_numa *numa)
     numa->leads = numa->leaders[numa->domain] == numa->rank;
 }
 
-static struct coll_async_numa *split(struct ompi_communicator_t *comm)
+static struct coll_async_numa *split(const struct members *m)
 {
     struct coll_async_numa *numa = calloc(1, sizeof(*numa));
-    int size = ompi_comm_size(comm);
+    int size = m->count;
 
     if (NULL == numa) {
         return NULL;
     }
     numa->size = size;
-    numa->rank = ompi_comm_rank(comm);
+    numa->rank = m->index;
     numa->domain_of = calloc(size, sizeof(int));
     numa->domain_ranks = calloc(size, sizeof(int));
-    numa->domain_count = NULL == numa->domain_of ? -1 : read_domains(comm, numa->domain_of);
+    numa->domain_count = NULL == numa->domain_of ? -1 : read_domains(m, numa->domain_of);
     if (NULL == numa->domain_ranks || numa->domain_count < 2) {
         mca_coll_async_numa_close(numa);
         return NULL;
@@ -155,9 +168,27 @@ static struct coll_async_numa *split(struct ompi_communicator_t *comm)
     return numa;
 }
 
+/* The channel of count members listed at (indices), this process at index. */
+static bool open_among(struct coll_async_channel *channel, const struct members *m,
+                       const int *members, int count, int index,
+                       const struct coll_async_channel_config *config)
+{
+    int *ranks = malloc(sizeof(int) * (size_t) count);
+    int rc = OMPI_ERR_OUT_OF_RESOURCE;
+
+    for (int i = 0; i < count && NULL != ranks; ++i) {
+        ranks[i] = comm_rank(m, members[i]);
+    }
+    if (NULL != ranks) {
+        rc = mca_coll_async_segment_open(channel, config, m->comm, ranks, count, index, true);
+    }
+    free(ranks);
+    return OMPI_SUCCESS == rc;
+}
+
 /* This rank's domain's channel and, when it leads, the leaders'; whether it
  * opened all it needs. */
-static bool open_channels(struct coll_async_numa *numa, struct ompi_communicator_t *comm,
+static bool open_channels(struct coll_async_numa *numa, const struct members *m,
                           const struct coll_async_channel_config *config)
 {
     int count = coll_async_numa_domain_size(numa, numa->domain);
@@ -165,19 +196,16 @@ static bool open_channels(struct coll_async_numa *numa, struct ompi_communicator
 
     numa->leads = false;
     if (count > 1) {
-        numa->has_domain = OMPI_SUCCESS
-                           == mca_coll_async_segment_open(&numa->domain_channel, config, comm,
-                                                          &numa->domain_ranks[numa->domain_first[numa->domain]],
-                                                          count, numa->local_index, true);
+        numa->has_domain = open_among(&numa->domain_channel, m,
+                                      &numa->domain_ranks[numa->domain_first[numa->domain]],
+                                      count, numa->local_index, config);
         if (!numa->has_domain) {
             return false;
         }
     }
     if (leads) {
-        numa->leads = OMPI_SUCCESS
-                      == mca_coll_async_segment_open(&numa->leaders_channel, config, comm,
-                                                     numa->leaders, numa->domain_count,
-                                                     numa->domain, true);
+        numa->leads = open_among(&numa->leaders_channel, m, numa->leaders, numa->domain_count,
+                                 numa->domain, config);
         return numa->leads;
     }
     return true;
@@ -188,20 +216,23 @@ static void progress(void)
     opal_progress();
 }
 
-/* Whether every rank opened its channels: one byte each, gathered over the
- * communicator's own channel. */
-static bool all_opened(mca_coll_async_module_t *module, int size, bool opened)
+/* Whether every member opened its channels: one byte each, gathered over the
+ * members' own channel (no op of the communicator is in flight yet: a stream of
+ * its own orders nothing). */
+static bool all_opened(struct coll_async_channel *channel, int size, bool opened)
 {
     char mine = opened, *all = malloc((size_t) size);
+    struct coll_async_stream stream;
     struct coll_async_sched op = {.base = {.begin = coll_async_allgather_begin,
-                                           .stream = &module->stream},
-                                  .channel = &module->channel,
+                                           .stream = &stream},
+                                  .channel = channel,
                                   .sbuf = &mine,
                                   .rbuf = all,
                                   .bytes = 1,
                                   .root = -1};
     bool agreed = NULL != all;
 
+    coll_async_stream_init(&stream);
     /* Every rank takes part, even one out of memory, so that the others finish. */
     op.rbuf = NULL != all ? all : &mine;
     op.bytes = NULL != all ? 1 : 0;
@@ -216,7 +247,7 @@ static bool all_opened(mca_coll_async_module_t *module, int size, bool opened)
 }
 
 /* One line: the domains, their leaders, and what runs in NUMA stages. */
-static void report(const struct coll_async_numa *numa, struct ompi_communicator_t *comm,
+static void report(const struct coll_async_numa *numa, const struct members *m,
                    const struct coll_async_config *config)
 {
     int level = 0 == numa->rank ? 1 : 2;
@@ -229,7 +260,8 @@ static void report(const struct coll_async_numa *numa, struct ompi_communicator_
     for (int domain = 0; domain < numa->domain_count; ++domain) {
         if (used < sizeof(leaders)) {
             used += (size_t) snprintf(leaders + used, sizeof(leaders) - used, "%s%d",
-                                      0 == domain ? "" : ",", numa->leaders[domain]);
+                                      0 == domain ? "" : ",",
+                                      comm_rank(m, numa->leaders[domain]));
         }
         if (counted < sizeof(sizes)) {
             counted += (size_t) snprintf(sizes + counted, sizeof(sizes) - counted, "%s%d",
@@ -245,36 +277,39 @@ static void report(const struct coll_async_numa *numa, struct ompi_communicator_
         }
     }
     opal_output_verbose(level, mca_coll_async_output,
-                        "coll:async: %s (cid %u, size %d, rank %d): %d NUMA domains (%s ranks, "
+                        "coll:async: %s (cid %u, size %d, rank %d): %s%d NUMA domains (%s ranks, "
                         "%s), leaders ranks %s; in NUMA stages (rank -> domain leader -> node "
-                        "and back):%s", comm->c_name, coll_async_comm_cid(comm), numa->size,
-                        numa->rank, numa->domain_count, sizes,
+                        "and back):%s", m->comm->c_name, coll_async_comm_cid(m->comm),
+                        ompi_comm_size(m->comm), ompi_comm_rank(m->comm),
+                        NULL == m->ranks ? "" : "this node: ", numa->domain_count, sizes,
                         config->virtual_numa > 0 ? "pretend: coll_async_virtual_numa"
                                                  : "of the ranks' bindings",
                         leaders, families);
 }
 
-struct coll_async_numa *mca_coll_async_numa_open(mca_coll_async_module_t *module,
-                                                struct ompi_communicator_t *comm,
+struct coll_async_numa *mca_coll_async_numa_open(struct ompi_communicator_t *comm,
+                                                const int *ranks, int count, int index,
+                                                struct coll_async_channel *channel,
                                                 const struct coll_async_config *config)
 {
+    const struct members m = {.comm = comm, .ranks = ranks, .count = count, .index = index};
     struct coll_async_numa *numa;
     bool opened;
 
     if (!coll_async_decision_numa_wanted(config->algorithm)) {
         return NULL;
     }
-    /* Every rank reads the same cards: all split alike, or none does. */
-    numa = split(comm);
+    /* Every member reads the same cards: all split alike, or none does. */
+    numa = split(&m);
     if (NULL == numa) {
         return NULL;
     }
-    opened = open_channels(numa, comm, &config->channel);
-    if (!all_opened(module, numa->size, opened)) {
-        opal_output_verbose(0 == numa->rank ? 1 : 2, mca_coll_async_output,
+    opened = open_channels(numa, &m, &config->channel);
+    if (!all_opened(channel, numa->size, opened)) {
+        opal_output_verbose(0 == index ? 1 : 2, mca_coll_async_output,
                             "coll:async: %s (cid %u, size %d): %d NUMA domains, but a domain "
                             "or the leaders have no shared memory of their own: flat",
-                            comm->c_name, coll_async_comm_cid(comm), numa->size,
+                            comm->c_name, coll_async_comm_cid(comm), ompi_comm_size(comm),
                             numa->domain_count);
         mca_coll_async_numa_close(numa);
         return NULL;
@@ -283,6 +318,6 @@ struct coll_async_numa *mca_coll_async_numa_open(mca_coll_async_module_t *module
         numa->staged[family] = coll_async_decision_numa(family, config->algorithm[family],
                                                         numa->domain_count);
     }
-    report(numa, comm, config);
+    report(numa, &m, config);
     return numa;
 }
