@@ -74,6 +74,7 @@ struct run {
     uint64_t tag;
     struct coll_async_failure failure; /* what failed between nodes, for the op to report */
     void *numa_run;                    /* node stages in NUMA stages (hier->numa), or NULL */
+    bool numa_counted;                 /* this call is in coll_async_numa_staged */
 };
 
 /* Building the stages */

@@ -317,6 +317,10 @@ static bool numa_stage(struct run *run, const struct stage *stage)
         return false;
     }
     coll_async_numa_stage(&run->local.base, run->numa_run, family);
+    if (!run->numa_counted) {
+        OPAL_THREAD_ADD_FETCH64(&mca_coll_async_numa_calls, 1);
+        run->numa_counted = true;
+    }
     return true;
 }
 
@@ -492,6 +496,7 @@ void coll_async_hier_begin(struct coll_async_op *op)
     run->started = false;
     run->status = 0;
     run->failure.topic = NULL;
+    run->numa_counted = false;
     op->failure = NULL;
     run->tag = coll_async_peers_next_tag(&run->hier->peers);
     rc = plan(run, coll_async_sched_of(op));

@@ -145,7 +145,6 @@ static int execute_native(const struct coll_async_call *call, struct coll_async_
         if (NULL == op->base.plan) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
-        OPAL_THREAD_ADD_FETCH64(&mca_coll_async_numa_calls, 1);
         return execute(call, op);
     }
     if (!spans_nodes(call)) {
@@ -154,9 +153,6 @@ static int execute_native(const struct coll_async_call *call, struct coll_async_
     op->base.begin = coll_async_hier_begin;
     op->base.plan = coll_async_hier_run_new(call->module->hier, coll_async_family_of(call->coll));
     op->base.free_plan = coll_async_hier_run_free;
-    if (NULL != call->module->hier->numa) { /* its node stages in NUMA stages */
-        OPAL_THREAD_ADD_FETCH64(&mca_coll_async_numa_calls, 1);
-    }
     return NULL == op->base.plan ? OMPI_ERR_OUT_OF_RESOURCE : execute(call, op);
 }
 

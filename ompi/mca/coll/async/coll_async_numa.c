@@ -37,6 +37,7 @@
 
 #include "ompi/constants.h"
 
+#include "coll_async.h"
 #include "coll_async_numa.h"
 #include "coll_async_schedule.h"
 
@@ -364,9 +365,9 @@ static int step(struct coll_async_op *op)
     return OMPI_SUCCESS == run->status ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
-void coll_async_numa_begin(struct coll_async_op *op)
+/* Plans the run's stages for op. */
+static void start(struct coll_async_op *op, struct run *run)
 {
-    struct run *run = op->plan;
     int rc;
 
     release_temporaries(run);
@@ -380,6 +381,12 @@ void coll_async_numa_begin(struct coll_async_op *op)
         run->status = rc;
     }
     op->step = step;
+}
+
+void coll_async_numa_begin(struct coll_async_op *op)
+{
+    OPAL_THREAD_ADD_FETCH64(&mca_coll_async_numa_calls, 1);
+    start(op, op->plan);
 }
 
 enum coll_async_family coll_async_numa_family(void (*begin)(struct coll_async_op *), int root)
@@ -403,5 +410,5 @@ void coll_async_numa_stage(struct coll_async_op *op, void *opaque, enum coll_asy
 
     run->family = family;
     op->plan = run;
-    coll_async_numa_begin(op);
+    start(op, run);
 }
