@@ -702,6 +702,11 @@ static void test_aggregated(void **state)
                                                 4096, 64));
     assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO,
                                                8, 8, 2));
+    /* scan and exscan: in node order wherever they can be (the caller checks). */
+    assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_SCAN, COLL_ASYNC_ALG_AUTO,
+                                               1 << 20, 4, 2));
+    assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_EXSCAN, COLL_ASYNC_ALG_AUTO, 8,
+                                               4, 2));
     /* alltoall, 2 or more ranks per node: up to 256 B (measured), or up to 1 KiB
      * where R (n - R) transfers out saved outweigh 5 (nodes - 1) latencies and 4 R n
      * blocks copied, 2000 B an overhead. */

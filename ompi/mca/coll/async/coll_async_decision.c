@@ -189,6 +189,11 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                     .large = COLL_ASYNC_ALG_PAIRWISE,
                                     .large_uneven = COLL_ASYNC_ALG_PAIRWISE,
                                     .aggregated_up_to = ALLTOALL_AGGREGATED_BLOCK},
+    /* In node order where each node's ranks are consecutive and a kernel folds
+     * (coll_async_hier_scan.c): always, against the flat exchange's n (n - 1) / 2
+     * transfers. */
+    [COLL_ASYNC_FAMILY_SCAN] = {.hierarchical = true},
+    [COLL_ASYNC_FAMILY_EXSCAN] = {.hierarchical = true},
     [COLL_ASYNC_FAMILY_NEIGHBOR_ALLGATHER] = {.over_mapper = true},
     [COLL_ASYNC_FAMILY_NEIGHBOR_ALLGATHERV] = {.over_mapper = true},
     [COLL_ASYNC_FAMILY_NEIGHBOR_ALLTOALL] = {.over_mapper = true},

@@ -38,6 +38,7 @@ enum stage_kind {
     STAGE_EXCHANGE, /* gather, scatter: the node's blocks with its representative */
     STAGE_ARRANGE, /* gather, scatter: the user's blocks to or from the layout */
     STAGE_REPACK,  /* alltoall: the leader's blocks between node and node-pair order */
+    STAGE_SCAN,    /* scan, exscan: a fold (count: which, coll_async_hier_scan.c) */
 };
 
 struct stage {
@@ -180,5 +181,15 @@ static inline int representative(const struct run *run, int root)
  * root's representatives, alltoall through the nodes' first leaders. */
 int coll_async_hier_plan_rooted(struct run *run, const struct coll_async_sched *op, bool scatter);
 int coll_async_hier_plan_alltoall(struct run *run, const struct coll_async_sched *op);
+
+/* coll_async_hier_scan.c: scan and exscan (exclusive: true) in node order, and
+ * its SCAN stages' folds: this rank's prefix inside its node (and the tail's
+ * total), the tail's prefix of the nodes before, that prefix folded in. */
+#define COLL_ASYNC_HIER_SCAN_LOCAL 0
+#define COLL_ASYNC_HIER_SCAN_PREFIX 1
+#define COLL_ASYNC_HIER_SCAN_FINISH 2
+int coll_async_hier_plan_scan(struct run *run, const struct coll_async_sched *op, bool exclusive);
+void coll_async_hier_scan_compute(struct run *run, const struct coll_async_sched *op,
+                                  const struct stage *stage);
 
 #endif /* MCA_COLL_ASYNC_HIER_RUN_H */

@@ -299,6 +299,9 @@ static int plan(struct run *run, const struct coll_async_sched *op)
         return coll_async_hier_plan_rooted(run, op, true);
     case COLL_ASYNC_FAMILY_ALLTOALL:
         return coll_async_hier_plan_alltoall(run, op);
+    case COLL_ASYNC_FAMILY_SCAN:
+    case COLL_ASYNC_FAMILY_EXSCAN:
+        return coll_async_hier_plan_scan(run, op, COLL_ASYNC_FAMILY_EXSCAN == run->family);
     default:
         return OMPI_ERR_BAD_PARAM; /* not hierarchical (coll_async_decision.c) */
     }
@@ -404,7 +407,8 @@ static void ended_between_nodes(struct run *run, int rc, const char *error)
     }
 }
 
-static int continue_stage(struct run *run, struct stage *stage)
+static int continue_stage(struct run *run, const struct coll_async_sched *op,
+                          struct stage *stage)
 {
     int rc;
 
@@ -436,6 +440,9 @@ static int continue_stage(struct run *run, struct stage *stage)
         return OMPI_SUCCESS;
     case STAGE_PERMUTE:
         permute(run->hier, stage);
+        return OMPI_SUCCESS;
+    case STAGE_SCAN:
+        coll_async_hier_scan_compute(run, op, stage);
         return OMPI_SUCCESS;
     case STAGE_REPACK:
         return coll_async_hier_alltoall_repack(run->hier, &run->blocks, run->temp, stage->bytes,
@@ -469,7 +476,7 @@ static int step(struct coll_async_op *op)
             }
             run->started = true;
         }
-        rc = continue_stage(run, stage);
+        rc = continue_stage(run, sched, stage);
         if (COLL_ASYNC_AGAIN == rc) {
             return COLL_ASYNC_AGAIN;
         }

@@ -260,15 +260,37 @@ int coll_async_native_reduce(const struct coll_async_call *call, const void *sbu
     return execute_native(call, &work);
 }
 
+static bool aggregated(const struct coll_async_call *call, size_t block);
+
 int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
                            int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            bool exclusive)
 {
     int n = size_of(call), me = rank_of(call);
     int last = exclusive ? me - 1 : me;
+    struct coll_async_sched work = {.base = {.begin = coll_async_reduction_begin}, .root = -1};
 
     if (0 == count) {
         return execute_nothing(call);
+    }
+    /* Across nodes in node order, where the nodes hold consecutive ranks (as every
+     * rank of the communicator knows alike). */
+    if (spans_nodes(call) && call->module->hier->rank_ordered
+        && coll_async_reduction_supported(dtype, op) && contiguous(dtype, (size_t) count)
+        && aggregated(call, bytes_of(dtype, (size_t) count))) {
+        coll_async_reduction_resolve(&work.reduction, dtype, op);
+        work.sbuf = data_start(input_of(sbuf, rbuf), dtype);
+        work.rbuf = data_start(rbuf, dtype);
+        work.count = (size_t) count;
+        work.bytes = work.count * work.reduction.size;
+        if (!(call->module->hier->said_aggregated & (1u << coll_async_family_of(call->coll)))) {
+            call->module->hier->said_aggregated |= 1u << coll_async_family_of(call->coll);
+            opal_output_verbose(1, mca_coll_async_output,
+                                "coll:async: %s: %s in node order between %d nodes",
+                                call->comm->c_name, exclusive ? "exscan" : "scan",
+                                call->module->hier->node_count);
+        }
+        return execute_native(call, &work);
     }
     /* Rank r folds ranks 0..r (0..r-1 for exscan); the last rank's input is
      * nobody's, and exscan leaves rank 0's buffer undefined. */
