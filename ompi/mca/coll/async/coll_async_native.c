@@ -13,6 +13,7 @@
 
 #include "ompi_config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "ompi/datatype/ompi_datatype.h"
@@ -453,13 +454,18 @@ static int execute_aggregated(const struct coll_async_call *call, int root, size
         blocks->stride = (ptrdiff_t) all->count * extent_of(all->dtype);
     }
     if (!(call->module->hier->said_aggregated & (1u << coll_async_family_of(call->coll)))) {
+        char root_text[32] = "";
+
+        if (root >= 0) {
+            snprintf(root_text, sizeof(root_text), "root %d, ", root);
+        }
         call->module->hier->said_aggregated |= 1u << coll_async_family_of(call->coll);
         opal_output_verbose(1, mca_coll_async_output,
                             "coll:async: %s: %s aggregated by node between %d nodes (the first: "
-                            "root %d, %zu B per rank)",
+                            "%s%zu B per rank)",
                             call->comm->c_name,
                             coll_async_family_name(coll_async_family_of(call->coll)),
-                            call->module->hier->node_count, root, block);
+                            call->module->hier->node_count, root_text, block);
     }
     return execute(call, &work);
 }
