@@ -11,8 +11,9 @@
  * Unit tests of coll_async_internode.c: the leaders' algorithms between nodes,
  * run by forked processes over the TCP transport on loopback, every kind and
  * algorithm at group sizes 1 to 5, against references each rank computes
- * itself; a profiled (reversed) ring; two collectives in flight at once; and a
- * peer killed mid-collective, which must end in an error, not a hang.
+ * itself; a profiled (reversed) ring; two collectives in flight at once; a peer
+ * killed mid-collective, which must end in an error, not a hang; and that what
+ * a real run asks the mapper to move is what bench/simulate prices.
  */
 
 #define _GNU_SOURCE
@@ -35,6 +36,7 @@
 
 #include "test_keys.h"
 
+#include "../../bench/simulate_model.h"
 #include "../../ompi/mca/coll/async/coll_async_internode.h"
 #include "../../ompi/mca/coll/async/transport/coll_async_tcp.h"
 #include "forked_ranks.h"
@@ -413,6 +415,81 @@ static void run_group(int nranks, void (*body)(int, void *))
     assert_ranks_exited_cleanly(nranks, pids, status);
 }
 
+/* bench/simulate prices what a real run moves: per rank, the transfers and bytes
+ * the mapper was asked for (coll_async_net_counts) are those the simulator counts
+ * on its own plans of the same case. Messages of zero bytes count as messages in
+ * both. */
+static const struct sim_case priced_cases[] = {
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 0, 4000, 0},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 0, 40000, 0},
+    {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RABENSEIFNER, 0, 40000, 0},
+    {COLL_ASYNC_FAMILY_REDUCE, COLL_ASYNC_ALG_BINOMIAL, 0, 4000, 1},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_BINOMIAL, 0, 10000, 1},
+    {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_SCATTER_ALLGATHER, 0, 100000, 0},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RING, 0, 1000, 0},
+    {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 0, 1000, 0},
+    {COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_DISSEMINATION, 0, 0, 0},
+};
+
+static void run_priced(struct group *g, const struct sim_case *c)
+{
+    static const struct sim_params params = {.latency = 1e-6, .overhead = 1e-7, .gap = 1e-10};
+    int n = g->leaders.size, me = g->leaders.rank;
+    size_t offset[MAX_RANKS], block[MAX_RANKS];
+    struct sim_rank_counts priced[MAX_RANKS];
+    struct coll_async_net_counts before = coll_async_net_counts(g->net), after;
+    struct sim_result result;
+    struct sim_case forced = *c;
+    struct coll_async_internode x;
+    uint8_t *buf = calloc(c->bytes * (size_t) n + 1, 1);
+
+    CHECK(NULL != buf);
+    forced.nodes = n;
+    forced.root = c->root % n;
+    for (int r = 0; r < n; ++r) {
+        offset[r] = (size_t) r * c->bytes;
+        block[r] = c->bytes;
+    }
+    new_collective(g, &x, c->alg);
+    x.buf = buf;
+    x.count = c->bytes / sizeof(int32_t);
+    x.bytes = COLL_ASYNC_FAMILY_BCAST == c->family ? c->bytes : 0;
+    x.root = forced.root;
+    x.block_offset = offset;
+    x.block_bytes = block;
+    CHECK(0 == run(g->net, &x, c->family));
+    after = coll_async_net_counts(g->net);
+    CHECK(0 == sim_plans(&forced, &params, &result, priced));
+    CHECK((uint64_t) priced[me].sends == after.sends - before.sends);
+    CHECK((uint64_t) priced[me].receives == after.receives - before.receives);
+    CHECK(priced[me].sent == after.bytes_sent - before.bytes_sent);
+    CHECK(priced[me].received == after.bytes_received - before.bytes_received);
+    free(buf);
+}
+
+static void priced_runs(int rank, void *context)
+{
+    int nranks = *(const int *) context;
+    struct group g = {.leaders = {.size = nranks, .rank = rank}};
+
+    g.net = open_group(rank, nranks, g.peer);
+    g.leaders.net = g.net;
+    g.leaders.peer = g.peer;
+    for (size_t i = 0; i < sizeof(priced_cases) / sizeof(priced_cases[0]); ++i) {
+        run_priced(&g, &priced_cases[i]);
+    }
+    barrier(nranks);
+    coll_async_net_destroy(g.net);
+}
+
+static void test_runs_move_what_the_simulator_prices(void **state)
+{
+    (void) state;
+    for (int nranks = 2; nranks <= 5; ++nranks) {
+        run_group(nranks, priced_runs);
+    }
+}
+
 static void test_group_of_1(void **state) { (void) state; run_group(1, all_collectives); }
 static void test_group_of_2(void **state) { (void) state; run_group(2, all_collectives); }
 static void test_group_of_3(void **state) { (void) state; run_group(3, all_collectives); }
@@ -629,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_group_of_3), cmocka_unit_test(test_group_of_4),
         cmocka_unit_test(test_group_of_5), cmocka_unit_test(test_two_in_flight),
         cmocka_unit_test(test_peer_killed), cmocka_unit_test(test_plans_pair_up),
+        cmocka_unit_test(test_runs_move_what_the_simulator_prices),
     };
 
     shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,

@@ -29,6 +29,7 @@ struct coll_async_net {
     int epoll_fd; /* every transport's fd, attached ones too */
     struct coll_async_transport **attached;
     int nattached, capacity;
+    struct coll_async_net_counts counts;
 };
 
 /* A transport without a descriptor (fd < 0: shared memory) is polled by the
@@ -169,8 +170,19 @@ static int post(struct coll_async_net *net, uint32_t peer, uint64_t tag, void *b
     }
     if (0 != rc) {
         transfer->status = rc;
+    } else if (send) {
+        net->counts.sends += 1;
+        net->counts.bytes_sent += length;
+    } else {
+        net->counts.receives += 1;
+        net->counts.bytes_received += length;
     }
     return rc;
+}
+
+struct coll_async_net_counts coll_async_net_counts(const struct coll_async_net *net)
+{
+    return net->counts;
 }
 
 int coll_async_net_send_bulk(struct coll_async_net *net, uint32_t peer, uint64_t tag,

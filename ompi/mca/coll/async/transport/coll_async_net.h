@@ -61,6 +61,14 @@ int coll_async_net_add_peer(struct coll_async_net *net, uint32_t peer,
  * "" when the peer was never added. */
 const char *coll_async_net_peer_via(const struct coll_async_net *net, uint32_t peer);
 
+/* What the mapper was asked to move since it was created: the transfers posted
+ * (those that failed to post not counted) and their lengths. */
+struct coll_async_net_counts {
+    uint64_t sends, receives;
+    uint64_t bytes_sent, bytes_received;
+};
+struct coll_async_net_counts coll_async_net_counts(const struct coll_async_net *net);
+
 /* Bulk transfers on the peer's transport (coll_async_transport.h's send and recv). */
 int coll_async_net_send_bulk(struct coll_async_net *net, uint32_t peer, uint64_t tag,
                              const void *data, size_t length,
