@@ -27,19 +27,13 @@
 
 #include "coll_async.h"
 #include "coll_async_card.h"
+#include "coll_async_groups.h"
 #include "coll_async_network.h"
 #include "coll_async_topology.h"
 
 int coll_async_hier_local_index(const struct coll_async_hier *hier, int rank)
 {
-    int node = hier->node_of[rank];
-
-    for (int i = hier->node_first[node]; i < hier->node_first[node + 1]; ++i) {
-        if (hier->node_ranks[i] == rank) {
-            return i - hier->node_first[node];
-        }
-    }
-    return -1;
+    return coll_async_groups_index(hier->node_of, hier->node_first, hier->node_ranks, rank);
 }
 
 /* Every rank's place, from its card: node (numbered by first appearance in
@@ -82,28 +76,11 @@ static int read_places(struct ompi_communicator_t *comm, struct coll_async_topol
 static void group_by_node(struct coll_async_hier *hier,
                           const struct coll_async_topology_place *places)
 {
-    int start = 0;
-
-    /* A counting sort, linear in the ranks whatever the number of nodes: node n's
-     * count goes to node_first[n + 1], then its start, then, as its ranks are
-     * placed, its end, which is where node n + 1 starts. */
     for (int rank = 0; rank < hier->size; ++rank) {
         hier->node_of[rank] = places[rank].node;
-        ++hier->node_first[places[rank].node + 1];
     }
-    for (int node = 0; node < hier->node_count; ++node) {
-        int count = hier->node_first[node + 1];
-
-        hier->node_first[node + 1] = start;
-        start += count;
-    }
-    hier->rank_ordered = true;
-    for (int rank = 0; rank < hier->size; ++rank) {
-        int at = hier->node_first[hier->node_of[rank] + 1]++;
-
-        hier->rank_ordered &= rank == at;
-        hier->node_ranks[at] = rank;
-    }
+    hier->rank_ordered = coll_async_groups_sort(hier->node_of, hier->size, hier->node_count,
+                                                hier->node_first, hier->node_ranks);
     hier->node = hier->node_of[hier->rank];
     hier->local_rank = coll_async_hier_local_index(hier, hier->rank);
 }

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_async_groups.h"
 #include "coll_async_hier_run.h"
 #include "coll_async_numa.h"
 
@@ -386,15 +387,6 @@ static int start_stage(struct run *run, const struct coll_async_sched *op, struc
     }
 }
 
-/* Node-ordered blocks to rank order. */
-static void permute(const struct coll_async_hier *hier, const struct stage *stage)
-{
-    for (int i = 0; i < hier->size; ++i) {
-        memcpy((char *) stage->rbuf + (size_t) hier->node_ranks[i] * stage->bytes,
-               (const char *) stage->sbuf + (size_t) i * stage->bytes, stage->bytes);
-    }
-}
-
 /* A stage between nodes has ended with rc (0 or -errno, error saying why): a
  * failure is the run's status now, and the next stages tell the node. Said by
  * the thread that completes the collective, which this one may not be. */
@@ -439,7 +431,8 @@ static int continue_stage(struct run *run, const struct coll_async_sched *op,
         memcpy(stage->rbuf, stage->sbuf, stage->bytes);
         return OMPI_SUCCESS;
     case STAGE_PERMUTE:
-        permute(run->hier, stage);
+        coll_async_groups_permute(run->hier->node_ranks, run->hier->size, stage->sbuf,
+                                  stage->rbuf, stage->bytes);
         return OMPI_SUCCESS;
     case STAGE_SCAN:
         coll_async_hier_scan_compute(run, op, stage);

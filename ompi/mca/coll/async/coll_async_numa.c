@@ -38,6 +38,7 @@
 #include "ompi/constants.h"
 
 #include "coll_async.h"
+#include "coll_async_groups.h"
 #include "coll_async_numa.h"
 #include "coll_async_schedule.h"
 
@@ -307,15 +308,6 @@ static int plan(struct run *run, const struct coll_async_sched *op)
 
 /* Running the stages */
 
-/* Domain-ordered blocks to rank order. */
-static void permute(const struct coll_async_numa *numa, const struct stage *stage)
-{
-    for (int i = 0; i < numa->size; ++i) {
-        memcpy((char *) stage->rbuf + (size_t) numa->domain_ranks[i] * stage->bytes,
-               (const char *) stage->sbuf + (size_t) i * stage->bytes, stage->bytes);
-    }
-}
-
 static int continue_stage(struct run *run, const struct coll_async_sched *op, struct stage *stage)
 {
     switch (stage->kind) {
@@ -336,7 +328,8 @@ static int continue_stage(struct run *run, const struct coll_async_sched *op, st
         memcpy(stage->rbuf, stage->sbuf, stage->bytes);
         return OMPI_SUCCESS;
     case STAGE_PERMUTE:
-        permute(run->numa, stage);
+        coll_async_groups_permute(run->numa->domain_ranks, run->numa->size, stage->sbuf,
+                                  stage->rbuf, stage->bytes);
         return OMPI_SUCCESS;
     }
     return OMPI_ERR_BAD_PARAM;

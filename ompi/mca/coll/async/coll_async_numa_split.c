@@ -30,19 +30,13 @@
 
 #include "coll_async.h"
 #include "coll_async_card.h"
+#include "coll_async_groups.h"
 #include "coll_async_numa.h"
 #include "coll_async_schedule.h"
 
 int coll_async_numa_local_index(const struct coll_async_numa *numa, int rank)
 {
-    int domain = numa->domain_of[rank];
-
-    for (int i = numa->domain_first[domain]; i < numa->domain_first[domain + 1]; ++i) {
-        if (numa->domain_ranks[i] == rank) {
-            return i - numa->domain_first[domain];
-        }
-    }
-    return -1;
+    return coll_async_groups_index(numa->domain_of, numa->domain_first, numa->domain_ranks, rank);
 }
 
 void mca_coll_async_numa_close(struct coll_async_numa *numa)
@@ -108,28 +102,12 @@ static int read_domains(const struct members *m, int *domain_of)
     return count;
 }
 
-/* Groups the ranks by domain, ascending within one (a counting sort), and
- * chooses each domain's lowest rank to lead it. */
+/* Groups the ranks by domain, ascending within one, and chooses each domain's
+ * lowest rank to lead it. */
 static void group_by_domain(struct coll_async_numa *numa)
 {
-    int start = 0;
-
-    for (int rank = 0; rank < numa->size; ++rank) {
-        ++numa->domain_first[numa->domain_of[rank] + 1];
-    }
-    for (int domain = 0; domain < numa->domain_count; ++domain) {
-        int count = numa->domain_first[domain + 1];
-
-        numa->domain_first[domain + 1] = start;
-        start += count;
-    }
-    numa->rank_ordered = true;
-    for (int rank = 0; rank < numa->size; ++rank) {
-        int at = numa->domain_first[numa->domain_of[rank] + 1]++;
-
-        numa->rank_ordered &= rank == at;
-        numa->domain_ranks[at] = rank;
-    }
+    numa->rank_ordered = coll_async_groups_sort(numa->domain_of, numa->size, numa->domain_count,
+                                                numa->domain_first, numa->domain_ranks);
     numa->even = true;
     for (int domain = 0; domain < numa->domain_count; ++domain) {
         numa->leaders[domain] = numa->domain_ranks[numa->domain_first[domain]];
