@@ -88,8 +88,9 @@ static inline struct stage *add(struct run *run, enum stage_kind kind)
     return stage;
 }
 
-static inline void add_local(struct run *run, void (*begin)(struct coll_async_op *), int root_rank,
-                      const void *sbuf, void *rbuf, size_t count, size_t bytes)
+static inline void add_local(struct run *run, void (*begin)(struct coll_async_op *),
+                             int root_rank, const void *sbuf, void *rbuf, size_t count,
+                             size_t bytes)
 {
     struct stage *stage = add(run, STAGE_LOCAL);
 
@@ -142,12 +143,15 @@ static inline int leader_of(const struct coll_async_hier *hier, int node, int sl
     return hier->leaders[node * hier->slots + slot];
 }
 
-/* bcast and reduce: the group of one rank per node in which the root stands for
- * its node; NULL when this rank is not in it. */
-static inline int rooted_group(struct run *run, int root, const struct coll_async_leaders **group)
+/* The group (run->rooted) of one rank per node, stands_for(hier, node, root)
+ * standing for each, ring its profiled order or NULL; *group is NULL when this
+ * rank is not in it. */
+static inline int node_group(struct run *run,
+                             int (*stands_for)(const struct coll_async_hier *hier, int node,
+                                               int root),
+                             int root, const int *ring, const struct coll_async_leaders **group)
 {
     struct coll_async_hier *hier = run->hier;
-    int root_node = hier->node_of[root];
 
     *group = NULL;
     run->rooted_peer = malloc(sizeof(uint32_t) * (size_t) hier->node_count);
@@ -155,26 +159,36 @@ static inline int rooted_group(struct run *run, int root, const struct coll_asyn
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     for (int node = 0; node < hier->node_count; ++node) {
-        int rank = node == root_node ? root : leader_of(hier, node, 0);
-
-        run->rooted_peer[node] = hier->peers.id[rank];
+        run->rooted_peer[node] = hier->peers.id[stands_for(hier, node, root)];
     }
     run->rooted = (struct coll_async_leaders){.net = hier->peers.net,
                                               .size = hier->node_count,
                                               .rank = hier->node,
                                               .peer = run->rooted_peer,
-                                              .ring = hier->ring};
+                                              .ring = ring};
     if (hier->peers.id[hier->rank] == run->rooted_peer[hier->node]) {
         *group = &run->rooted;
     }
     return OMPI_SUCCESS;
 }
 
+/* The root on its node, the node's first leader elsewhere. */
+static inline int root_or_leader(const struct coll_async_hier *hier, int node, int root)
+{
+    return node == hier->node_of[root] ? root : leader_of(hier, node, 0);
+}
+
+/* bcast and reduce: the group of one rank per node in which the root stands for
+ * its node; NULL when this rank is not in it. */
+static inline int rooted_group(struct run *run, int root, const struct coll_async_leaders **group)
+{
+    return node_group(run, root_or_leader, root, run->hier->ring, group);
+}
+
 /* The rank that stands for this node in a rooted collective. */
 static inline int representative(const struct run *run, int root)
 {
-    return run->hier->node_of[root] == run->hier->node ? root : leader_of(run->hier,
-                                                                          run->hier->node, 0);
+    return root_or_leader(run->hier, run->hier->node, root);
 }
 
 /* coll_async_hier_exchanges.c: gather and scatter (scatter: true) through the

@@ -29,33 +29,12 @@
 
 #include "coll_async_hier_run.h"
 
-/* The node's last rank, which holds its total. */
-static int tail_of(const struct coll_async_hier *hier, int node)
+/* The node's last rank, which holds its total (root: unused, as node_group()
+ * asks). */
+static int tail_of(const struct coll_async_hier *hier, int node, int root)
 {
+    (void) root;
     return hier->node_ranks[hier->node_first[node + 1] - 1];
-}
-
-/* The group of the nodes' tails; NULL when this rank is not one. */
-static int tail_group(struct run *run, const struct coll_async_leaders **group)
-{
-    struct coll_async_hier *hier = run->hier;
-
-    *group = NULL;
-    run->rooted_peer = malloc(sizeof(uint32_t) * (size_t) hier->node_count);
-    if (NULL == run->rooted_peer) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    for (int node = 0; node < hier->node_count; ++node) {
-        run->rooted_peer[node] = hier->peers.id[tail_of(hier, node)];
-    }
-    run->rooted = (struct coll_async_leaders){.net = hier->peers.net,
-                                              .size = hier->node_count,
-                                              .rank = hier->node,
-                                              .peer = run->rooted_peer};
-    if (hier->rank == tail_of(hier, hier->node)) {
-        *group = &run->rooted;
-    }
-    return OMPI_SUCCESS;
 }
 
 /* Every rank's input to the later ranks of its node, into their scratch. */
@@ -84,7 +63,7 @@ int coll_async_hier_plan_scan(struct run *run, const struct coll_async_sched *op
     struct coll_async_hier *hier = run->hier;
     size_t local = (size_t) coll_async_hier_node_size(hier, hier->node), bytes = op->bytes;
     const struct coll_async_leaders *group;
-    int rc = tail_group(run, &group);
+    int rc = node_group(run, tail_of, -1, NULL, &group); /* the nodes' tails */
     struct stage *stage;
 
     if (OMPI_SUCCESS != rc) {
@@ -121,7 +100,7 @@ int coll_async_hier_plan_scan(struct run *run, const struct coll_async_sched *op
         return OMPI_SUCCESS; /* nothing before it */
     }
     if (hier->has_local) {
-        add_from_leader(run, tail_of(hier, hier->node),
+        add_from_leader(run, tail_of(hier, hier->node, -1),
                         run->temp + (local + (size_t) hier->node_count) * bytes, bytes);
     }
     stage = add(run, STAGE_SCAN);
