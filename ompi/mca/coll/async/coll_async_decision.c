@@ -230,14 +230,21 @@ bool coll_async_decision_hierarchical(enum coll_async_family family)
     return table[family].hierarchical;
 }
 
-static int ceil_log2(int n)
+static int floor_log2(int n)
 {
     int k = 0;
 
-    while ((1 << k) < n) {
+    while ((2 << k) <= n) {
         ++k;
     }
     return k;
+}
+
+static int ceil_log2(int n)
+{
+    int k = floor_log2(n);
+
+    return k + (n > (1 << k));
 }
 
 bool coll_async_decision_aggregated(enum coll_async_family family, enum coll_async_alg alg,
@@ -428,16 +435,6 @@ static size_t small_up_to(const struct row *row, int n)
     return blocks > row->small_bytes ? blocks : row->small_bytes;
 }
 
-static int floor_log2(int n)
-{
-    int k = 0;
-
-    while ((2 << k) <= n) {
-        ++k;
-    }
-    return k;
-}
-
 /* The size from which row's latency_bound algorithm pays for its latencies among
  * n leaders: where the bytes it saves moving (at LATENCY_BYTES a latency) make up
  * for the latencies it adds. */
@@ -452,7 +449,7 @@ static size_t latency_paid_from(const struct row *row, int n)
         return more > 0 ? (size_t) more * LATENCY_BYTES : 0;
     case COLL_ASYNC_ALG_SCATTER_ALLGATHER: /* n - 1 more latencies, about
                                               ceil(log2 n) - 2 whole messages fewer */
-        more = log + (n > (1 << log)) - 2;
+        more = ceil_log2(n) - 2;
         return (size_t) (n - 1) * LATENCY_BYTES / (size_t) (more > 1 ? more : 1);
     default:
         return 0;

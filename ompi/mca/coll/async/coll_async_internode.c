@@ -434,12 +434,7 @@ static void plan_recursive_doubling_allgather(struct plan *plan)
 
 /* Gather and scatter: block_offset and block_bytes by relative rank (the root's
  * 0), the blocks of consecutive relative ranks adjacent in buf, so a subtree's
- * blocks cross as one message. */
-static char *relative_blocks_at(const struct plan *plan, int v)
-{
-    return plan->data + plan->x->block_offset[v];
-}
-
+ * blocks (from blocks_at() of its first) cross as one message. */
 static size_t subtree_bytes(const struct plan *plan, int v, int width)
 {
     int n = plan->x->group->size, end = v + width < n ? v + width : n;
@@ -456,13 +451,13 @@ static void plan_binomial_gather(struct plan *plan)
 
     for (int k = 0; (1 << k) < n; ++k) {
         if (v & (1 << k)) {
-            send_to(add_round(plan, k), absolute(x, v - (1 << k)), relative_blocks_at(plan, v),
+            send_to(add_round(plan, k), absolute(x, v - (1 << k)), blocks_at(plan, v),
                     subtree_bytes(plan, v, 1 << k));
             return;
         }
         if (v + (1 << k) < n) {
             recv_from(add_round(plan, k), absolute(x, v + (1 << k)),
-                      relative_blocks_at(plan, v + (1 << k)),
+                      blocks_at(plan, v + (1 << k)),
                       subtree_bytes(plan, v + (1 << k), 1 << k));
         }
     }
@@ -480,12 +475,12 @@ static void plan_binomial_scatter(struct plan *plan)
         for (k = 0; !(v & (1 << k)); ++k) {
         }
         recv_from(add_round(plan, levels - 1 - k), absolute(x, v - (1 << k)),
-                  relative_blocks_at(plan, v), subtree_bytes(plan, v, 1 << k));
+                  blocks_at(plan, v), subtree_bytes(plan, v, 1 << k));
     }
     for (int j = k - 1; j >= 0; --j) {
         if (v + (1 << j) < n) {
             send_to(add_round(plan, levels - 1 - j), absolute(x, v + (1 << j)),
-                    relative_blocks_at(plan, v + (1 << j)),
+                    blocks_at(plan, v + (1 << j)),
                     subtree_bytes(plan, v + (1 << j), 1 << j));
         }
     }
