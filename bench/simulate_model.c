@@ -35,8 +35,8 @@
 /* coll_async_internode.c reduces only while it runs rounds, which the model
  * never does; this stands in for coll_async_reduction.c, which needs Open MPI.
  * Weak: a test that runs the rounds links its own. */
-__attribute__((weak)) void coll_async_reduce(const struct coll_async_reduction *reduction, void *inout, const void *in,
-                       size_t count)
+__attribute__((weak)) void coll_async_reduce(const struct coll_async_reduction *reduction,
+                                             void *inout, const void *in, size_t count)
 {
     (void) reduction;
     (void) inout;

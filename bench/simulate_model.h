@@ -30,7 +30,8 @@
 #define SIM_ELEMENT_BYTES 4
 
 /* auto's multicast thresholds: the defaults of coll_async_mcast_min_nodes,
- * coll_async_mcast_max_nodes and coll_async_mcast_min_bytes (coll_async_params.c, which needs Open MPI). */
+ * coll_async_mcast_max_nodes and coll_async_mcast_min_bytes (coll_async_params.c,
+ * which needs Open MPI). */
 #define SIM_MCAST_MIN_NODES 8
 #define SIM_MCAST_MAX_NODES 128
 #define SIM_MCAST_MIN_BYTES (64 * 1024)

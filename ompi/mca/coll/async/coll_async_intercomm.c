@@ -92,8 +92,9 @@ int coll_async_intercomm_reduce(const struct coll_async_call *call, const void *
 {
     int m = remote_size(call);
     bool sends = -1 == root || root >= 0, receives = -1 == root || MPI_ROOT == root;
-    struct coll_async_exchange *plan =
-        plan_new(call, false, receives ? (size_t) m * coll_async_exchange_scratch_block(dtype, (size_t) count) : 0);
+    size_t scratch =
+        receives ? (size_t) m * coll_async_exchange_scratch_block(dtype, (size_t) count) : 0;
+    struct coll_async_exchange *plan = plan_new(call, false, scratch);
 
     if (NULL != plan && sends) {
         coll_async_block_set(&plan->send[0], sbuf, (size_t) count, dtype);
@@ -197,7 +198,8 @@ int coll_async_intercomm_reduce_scatter(const struct coll_async_call *call, cons
         /* Both groups' vectors are n * rcount long: block r of m goes to remote r. */
         size_t theirs = (size_t) n * (size_t) rcount / (size_t) m;
 
-        plan = plan_new(call, true, (size_t) m * coll_async_exchange_scratch_block(dtype, (size_t) rcount));
+        plan = plan_new(call, true,
+                        (size_t) m * coll_async_exchange_scratch_block(dtype, (size_t) rcount));
         for (int rank = 0; NULL != plan && rank < m; ++rank) {
             coll_async_block_set(&plan->send[rank],
                                  (const char *) sbuf + (ptrdiff_t) (rank * theirs) * extent_of(dtype),

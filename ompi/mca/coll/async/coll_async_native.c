@@ -213,8 +213,8 @@ static int fold_inputs(const struct coll_async_call *call, const void *sbuf, voi
 {
     int n = size_of(call), me = rank_of(call);
     const void *input = input_of(sbuf, rbuf);
-    struct coll_async_exchange *plan =
-        coll_async_exchange_new(n, me, false, receives ? (size_t) n * coll_async_exchange_scratch_block(dtype, count) : 0);
+    size_t scratch = receives ? (size_t) n * coll_async_exchange_scratch_block(dtype, count) : 0;
+    struct coll_async_exchange *plan = coll_async_exchange_new(n, me, false, scratch);
 
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -263,6 +263,22 @@ int coll_async_native_reduce(const struct coll_async_call *call, const void *sbu
 
 static bool aggregated(const struct coll_async_call *call, size_t block);
 
+/* Verbose level 1, once per communicator and family: that its calls run across
+ * nodes in the shape how names (the first call's details: first). */
+static void say_first_aggregated(const struct coll_async_call *call, const char *how,
+                                 const char *first)
+{
+    struct coll_async_hier *hier = call->module->hier;
+    enum coll_async_family family = coll_async_family_of(call->coll);
+
+    if (!(hier->said_aggregated & (1u << family))) {
+        hier->said_aggregated |= 1u << family;
+        opal_output_verbose(1, mca_coll_async_output, "coll:async: %s: %s %s between %d nodes%s",
+                            call->comm->c_name, coll_async_family_name(family), how,
+                            hier->node_count, first);
+    }
+}
+
 int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
                            int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            bool exclusive)
@@ -284,13 +300,7 @@ int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf,
         work.rbuf = data_start(rbuf, dtype);
         work.count = (size_t) count;
         work.bytes = work.count * work.reduction.size;
-        if (!(call->module->hier->said_aggregated & (1u << coll_async_family_of(call->coll)))) {
-            call->module->hier->said_aggregated |= 1u << coll_async_family_of(call->coll);
-            opal_output_verbose(1, mca_coll_async_output,
-                                "coll:async: %s: %s in node order between %d nodes",
-                                call->comm->c_name, exclusive ? "exscan" : "scan",
-                                call->module->hier->node_count);
-        }
+        say_first_aggregated(call, "in node order", "");
         return execute_native(call, &work);
     }
     /* Rank r folds ranks 0..r (0..r-1 for exscan); the last rank's input is
@@ -324,7 +334,8 @@ int coll_async_native_reduce_scatter(const struct coll_async_call *call, const v
     /* Each rank sends block j of its input to rank j and folds the n blocks it
      * receives, in rank order. */
     mine = (size_t) (NULL == rcounts ? rcount : rcounts[me]);
-    plan = coll_async_exchange_new(n, me, true, (size_t) n * coll_async_exchange_scratch_block(dtype, mine));
+    plan = coll_async_exchange_new(n, me, true,
+                                   (size_t) n * coll_async_exchange_scratch_block(dtype, mine));
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -437,6 +448,7 @@ static int execute_aggregated(const struct coll_async_call *call, int root, size
 {
     struct coll_async_sched work = {.bytes = block, .root = root};
     struct coll_async_hier_blocks *blocks;
+    char first[64];
 
     work.base.begin = coll_async_hier_begin;
     work.base.free_plan = coll_async_hier_run_free;
@@ -453,20 +465,12 @@ static int execute_aggregated(const struct coll_async_call *call, int root, size
         single_block(all, &blocks->first);
         blocks->stride = (ptrdiff_t) all->count * extent_of(all->dtype);
     }
-    if (!(call->module->hier->said_aggregated & (1u << coll_async_family_of(call->coll)))) {
-        char root_text[32] = "";
-
-        if (root >= 0) {
-            snprintf(root_text, sizeof(root_text), "root %d, ", root);
-        }
-        call->module->hier->said_aggregated |= 1u << coll_async_family_of(call->coll);
-        opal_output_verbose(1, mca_coll_async_output,
-                            "coll:async: %s: %s aggregated by node between %d nodes (the first: "
-                            "%s%zu B per rank)",
-                            call->comm->c_name,
-                            coll_async_family_name(coll_async_family_of(call->coll)),
-                            call->module->hier->node_count, root_text, block);
+    if (root >= 0) {
+        snprintf(first, sizeof(first), " (the first: root %d, %zu B per rank)", root, block);
+    } else {
+        snprintf(first, sizeof(first), " (the first: %zu B per rank)", block);
     }
+    say_first_aggregated(call, "aggregated by node", first);
     return execute(call, &work);
 }
 
