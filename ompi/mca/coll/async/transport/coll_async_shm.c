@@ -22,12 +22,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
-
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
 
 #include "../coll_async_backoff.h"
 #include "coll_async_clock.h"
@@ -713,77 +708,4 @@ void coll_async_shm_detach(struct coll_async_shm_segment *segment)
         munmap(segment->base, segment->length);
         segment->base = NULL;
     }
-}
-
-static int cma_transfer(const struct coll_async_shm_segment *segment, int rank, void *local,
-                        uint64_t remote, size_t length, bool read)
-{
-    pid_t pid = segment->control[rank].pid;
-
-    while (length > 0) {
-        struct iovec here = {.iov_base = local, .iov_len = length};
-        struct iovec there = {.iov_base = (void *) (uintptr_t) remote, .iov_len = length};
-        ssize_t moved = read ? process_vm_readv(pid, &here, 1, &there, 1, 0)
-                             : process_vm_writev(pid, &here, 1, &there, 1, 0);
-
-        if (moved < 0) {
-            if (EINTR == errno) {
-                continue;
-            }
-            return -errno;
-        }
-        if (0 == moved) {
-            return -EFAULT;
-        }
-        local = (char *) local + moved;
-        remote += (uint64_t) moved;
-        length -= (size_t) moved;
-    }
-    return 0;
-}
-
-int coll_async_shm_cma_read(const struct coll_async_shm_segment *segment, int rank, void *local,
-                            uint64_t remote, size_t length)
-{
-    return cma_transfer(segment, rank, local, remote, length, true);
-}
-
-int coll_async_shm_cma_write(const struct coll_async_shm_segment *segment, int rank,
-                             uint64_t remote, const void *local, size_t length)
-{
-    return cma_transfer(segment, rank, (void *) local, remote, length, false);
-}
-
-void coll_async_shm_copy_in(void *to, const void *from, size_t length, bool streaming)
-{
-#if defined(__x86_64__)
-    char *out = to;
-    const char *in = from;
-    size_t head = (size_t) (-(uintptr_t) out & 15);
-
-    if (!streaming || length < head + 64) {
-        memcpy(to, from, length);
-        return;
-    }
-    memcpy(out, in, head);
-    out += head;
-    in += head;
-    length -= head;
-    for (; length >= 64; length -= 64, out += 64, in += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *) in);
-        __m128i b = _mm_loadu_si128((const __m128i *) (in + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *) (in + 32));
-        __m128i d = _mm_loadu_si128((const __m128i *) (in + 48));
-
-        _mm_stream_si128((__m128i *) out, a);
-        _mm_stream_si128((__m128i *) (out + 16), b);
-        _mm_stream_si128((__m128i *) (out + 32), c);
-        _mm_stream_si128((__m128i *) (out + 48), d);
-    }
-    memcpy(out, in, length);
-    _mm_sfence();
-#else
-    (void) streaming;
-    memcpy(to, from, length);
-#endif
 }
