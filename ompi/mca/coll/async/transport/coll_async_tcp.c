@@ -329,6 +329,7 @@ int coll_async_tcp_create(struct coll_async_tcp **out, const struct coll_async_t
     tcp->transport.ops = &tcp_ops;
     tcp->config = *config;
     config_defaults(&tcp->config);
+    tcp->name = tcp_name_of(tcp, config->self);
     memcpy(tcp->ifs, config->ifs, sizeof(tcp->ifs[0]) * (size_t) config->nifs);
     tcp->config.ifs = tcp->ifs;
     tcp->refusals.say = config->on_refused;

@@ -13,7 +13,10 @@
  * Owns this process's TCP endpoints and its connections to peers. It listens on
  * one socket per selected IPv4 interface (coll_async_tcp_if.h picks them) and
  * describes them in an address blob that the caller publishes (the modex) and
- * hands to the peers' transports. A peer is a process id in [0, nprocs).
+ * hands to the peers' transports. A peer is a process id in [0, nprocs), the
+ * caller's numbering; on the wire, where processes of several jobs meet
+ * (MPI_Comm_spawn, connect/accept), a process is named by what every job
+ * agrees on, through the caller's names (with none, a name is the id).
  *
  * A transport of coll_async_transport.h: create hands back a struct
  * coll_async_tcp, whose transport (coll_async_tcp_transport) the mapper drives
@@ -23,11 +26,12 @@
  * Connections open on first use, only to the peers used: one per "link", an
  * interface pair the two sides share (same subnet), up to max_links; bulk
  * transfers use every link. When both sides
- * connect the same link at once, the connection opened by the lower id wins: a
+ * connect the same link at once, the connection opened by the lower name wins: a
  * connection carries data only after the acceptor has answered the connector's
- * hello, and the higher id answers the lower one's hello even while its own
- * attempt is under way (it drops its own), the lower id refuses the higher one's
- * while its own is under way.
+ * hello, and the higher name answers the lower one's hello even while its own
+ * attempt is under way (it drops its own), the lower name refuses the higher
+ * one's while its own is under way. (Names, not ids: the two sides of a link
+ * between jobs number each other differently.)
  *
  * Bulk transfers of any length, matched by (peer, tag), are cut into chunk_size
  * pieces that each link pulls while its socket drains (a faster link carries
@@ -79,6 +83,17 @@ struct coll_async_tcp_addr {
     uint8_t prefix;      /* the interface's netmask length: links pair up by subnet */
 };
 
+/* How processes are named on the wire (coll_async_tcp_handshake.h): each
+ * id's name, the same in every job, and back. */
+struct coll_async_tcp_names {
+    uint64_t (*name_of)(void *context, uint32_t id);
+    /* The id of a process that proved it holds this process's key (a peer
+     * that connected before it was added): may assign one. 0, or -errno when
+     * there is none for it. */
+    int (*id_of)(void *context, uint64_t name, uint32_t *id);
+    void *context;
+};
+
 struct coll_async_tcp_config {
     const struct coll_async_tcp_if *ifs; /* where to listen, in the order links prefer */
     int nifs;                            /* 1 .. COLL_ASYNC_TCP_MAX_IFS */
@@ -94,6 +109,7 @@ struct coll_async_tcp_config {
                                           * all peers together; 0: 64 MiB */
     coll_async_refused_fn on_refused;    /* NULL: refusals are only counted */
     void *context;                       /* on_refused's */
+    struct coll_async_tcp_names names;   /* NULL functions: a process's name is its id */
 };
 
 /* Per-link counters, for tests and verbose output. */

@@ -281,7 +281,7 @@ static bool link_takes(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *p
     if (NULL == mine) {
         return true;
     }
-    if (CONN_ESTABLISHED == mine->state || peer->id > tcp->config.self) {
+    if (CONN_ESTABLISHED == mine->state || !tcp_self_lower(tcp, peer)) {
         return false;
     }
     tcp_conn_close(tcp, mine);
@@ -315,8 +315,8 @@ void tcp_conn_challenged(struct coll_async_tcp *tcp, struct conn *conn)
         tcp_conn_fail(tcp, conn, "handshake: the peer speaks another protocol version", -EPROTO);
         return;
     }
-    conn->hello = (struct coll_async_tcp_hello){.from = tcp->config.self,
-                                                .to = peer->id,
+    conn->hello = (struct coll_async_tcp_hello){.from = tcp->name,
+                                                .to = peer->name,
                                                 .link = (uint8_t) conn->link,
                                                 .nlinks = (uint8_t) peer->nlinks};
     rc = coll_async_random(conn->hello.nonce, sizeof(conn->hello.nonce));
@@ -349,24 +349,30 @@ void tcp_conn_send_ack(struct coll_async_tcp *tcp, struct conn *conn)
     tcp_conn_write(tcp, conn);
 }
 
-/* Why a hello does not make its connection a peer's link; NULL when it does. */
-static const char *hello_refusal(const struct coll_async_tcp *tcp, struct conn *conn)
+/* Why a hello does not make its connection a peer's link, NULL when it does;
+ * then *from is the connector's id. The name is mapped only once the MAC has
+ * proved the connector holds this process's key: a stranger gets no id. */
+static const char *hello_refusal(const struct coll_async_tcp *tcp, struct conn *conn,
+                                 uint32_t *from)
 {
     const struct coll_async_tcp_hello *hello = &conn->hello;
 
     if (0 != coll_async_tcp_hello_decode(conn->handshake, &conn->hello)) {
         return "not a coll/async hello of this version";
     }
-    if (hello->to != tcp->config.self) {
+    if (hello->to != tcp->name) {
         return "its hello is for another process";
     }
-    if (hello->from >= tcp->config.nprocs || hello->from == tcp->config.self
-        || hello->link >= hello->nlinks || hello->nlinks > COLL_ASYNC_TCP_MAX_LINKS) {
-        return "its hello names no peer or link of this job";
+    if (hello->from == tcp->name || hello->link >= hello->nlinks
+        || hello->nlinks > COLL_ASYNC_TCP_MAX_LINKS) {
+        return "its hello names no peer or link";
     }
     if (!coll_async_tags_equal(hello->tag, coll_async_tcp_hello_tag(&tcp->config.key, hello,
                                                                       conn->challenge))) {
         return "a wrong hello: it does not hold this process's key, or replays an old handshake";
+    }
+    if (0 != tcp_id_of(tcp, hello->from, from)) {
+        return "its hello names a process this one has no place for";
     }
     return NULL;
 }
@@ -376,8 +382,9 @@ static const char *hello_refusal(const struct coll_async_tcp *tcp, struct conn *
  * the peer connected first. */
 void tcp_conn_hello(struct coll_async_tcp *tcp, struct conn *conn)
 {
-    const char *why = hello_refusal(tcp, conn);
     struct coll_async_tcp_peer *peer;
+    uint32_t from = 0;
+    const char *why = hello_refusal(tcp, conn, &from);
     int l = conn->hello.link;
 
     if (NULL != why) {
@@ -386,7 +393,7 @@ void tcp_conn_hello(struct coll_async_tcp *tcp, struct conn *conn)
     }
     tcp_unproven_remove(tcp, conn);
     conn->state = CONN_PROVEN;
-    peer = tcp_peer_get(tcp, conn->hello.from);
+    peer = tcp_peer_get(tcp, from);
     if (NULL == peer || 0 != peer->error) {
         tcp_conn_close(tcp, conn);
         return;
@@ -436,8 +443,8 @@ void tcp_conn_yielded(struct coll_async_tcp *tcp, struct conn *conn)
 {
     struct link *link = &conn->peer->links[conn->link];
 
-    if (conn->peer->id > tcp->config.self) {
-        tcp_conn_fail(tcp, conn, "handshake: a higher id yielded", -EPROTO);
+    if (!tcp_self_lower(tcp, conn->peer)) {
+        tcp_conn_fail(tcp, conn, "handshake: a higher name yielded", -EPROTO);
         return;
     }
     link->conn = NULL;

@@ -18,11 +18,11 @@
  *
  *   challenge  acceptor -> connector, sent on accept: the version and the
  *              acceptor's nonce (the challenge);
- *   hello      connector -> acceptor: the version, the connector's id, the
- *              acceptor's id as the connector knows it, the link and the
+ *   hello      connector -> acceptor: the version, the connector's name, the
+ *              acceptor's name as the connector knows it, the link and the
  *              number of links, the connector's nonce, and
  *              HELLO = MAC(acceptor's key, "hello", version, challenge, nonce,
- *                          both ids, link, links);
+ *                          both names, link, links);
  *   ack        acceptor -> connector: ACK = MAC(connector's key, "ack", the same).
  *
  * The acceptor checks HELLO with its own key only, so a stranger that knows
@@ -31,6 +31,10 @@
  * peer's address gets nothing. A recorded handshake is of no use again: the
  * challenge is new on every connection and both tags cover it; the labels keep
  * one tag from standing for the other.
+ *
+ * A process is named on the wire by what every job agrees on (Open MPI's
+ * 64-bit process name, jobid << 32 | vpid: coll_async_tcp.h's names), not
+ * by the id the transport's caller gives it, which is its own numbering.
  *
  * Pure C with no Open MPI dependency: the transport and the tests that forge
  * handshakes both use it.
@@ -44,16 +48,17 @@
 
 #include "coll_async_auth.h"
 
-#define COLL_ASYNC_TCP_VERSION 2 /* 1 took any hello that named a peer */
+#define COLL_ASYNC_TCP_VERSION 3 /* 2 named processes by 32-bit ids of one job;
+                                  * 1 took any hello that named a peer */
 #define COLL_ASYNC_TCP_NONCE_BYTES 16
 #define COLL_ASYNC_TCP_CHALLENGE_BYTES (4 + COLL_ASYNC_TCP_NONCE_BYTES)
-#define COLL_ASYNC_TCP_HELLO_BYTES (4 + 4 + 4 + 4 + COLL_ASYNC_TCP_NONCE_BYTES + 8)
+#define COLL_ASYNC_TCP_HELLO_BYTES (4 + 8 + 8 + 4 + COLL_ASYNC_TCP_NONCE_BYTES + 8)
 #define COLL_ASYNC_TCP_ACK_BYTES 8
 
 /* What the connector's hello says, and what both tags cover with the challenge. */
 struct coll_async_tcp_hello {
-    uint32_t from;   /* the connector's id */
-    uint32_t to;     /* the acceptor's id, as the connector knows it */
+    uint64_t from;   /* the connector's name */
+    uint64_t to;     /* the acceptor's name, as the connector knows it */
     uint8_t link;
     uint8_t nlinks;  /* links the connector plans with the acceptor */
     uint8_t nonce[COLL_ASYNC_TCP_NONCE_BYTES];

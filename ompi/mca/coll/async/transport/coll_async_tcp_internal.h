@@ -181,6 +181,7 @@ static inline struct tcp_op *op_of(const struct coll_async_transfer *transfer)
 
 struct coll_async_tcp_peer {
     uint32_t id;
+    uint64_t name; /* on the wire */
     struct coll_async_key key; /* the peer's, once added */
     int nlinks;  /* links in use: planned from addresses or announced by the peer */
     int routable; /* links this side can connect (addresses known) */
@@ -197,6 +198,7 @@ struct coll_async_tcp_peer {
 struct coll_async_tcp {
     struct coll_async_transport transport; /* first: what the mapper holds */
     struct coll_async_tcp_config config;
+    uint64_t name; /* this process's, on the wire */
     struct coll_async_tcp_if ifs[COLL_ASYNC_TCP_MAX_IFS];
     struct coll_async_tcp_addr self[COLL_ASYNC_TCP_MAX_IFS];
     struct listener listeners[COLL_ASYNC_TCP_MAX_IFS];
@@ -212,6 +214,13 @@ struct coll_async_tcp {
     size_t staged;     /* bytes of staging buffers */
     struct coll_async_refusals refusals;
 };
+
+/* Whether this process's connection wins a simultaneous connect with peer's. */
+static inline bool tcp_self_lower(const struct coll_async_tcp *tcp,
+                                  const struct coll_async_tcp_peer *peer)
+{
+    return tcp->name < peer->name;
+}
 
 /* coll_async_tcp_peer.c: frames, transfers, connections' teardown, unproven connections, peer
  * failure, peers and their links. */
@@ -237,6 +246,8 @@ void tcp_peer_fail(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
                    const char *what, int err);
 void tcp_conn_fail(struct coll_async_tcp *tcp, struct conn *conn, const char *what, int err);
 void tcp_check_deadlines(struct coll_async_tcp *tcp);
+uint64_t tcp_name_of(const struct coll_async_tcp *tcp, uint32_t id);
+int tcp_id_of(const struct coll_async_tcp *tcp, uint64_t name, uint32_t *id);
 struct coll_async_tcp_peer *tcp_peer_get(struct coll_async_tcp *tcp, uint32_t id);
 void tcp_peer_route(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
                     const struct coll_async_tcp_addr *addrs, int count);

@@ -189,8 +189,12 @@ void tcp_refuse(struct coll_async_tcp *tcp, struct conn *conn, const char *why)
 
     inet_ntop(AF_INET, &conn->local.sin_addr, local, sizeof(local));
     inet_ntop(AF_INET, &conn->remote.sin_addr, remote, sizeof(remote));
-    if (0 != conn->hello.nlinks) {
-        snprintf(claim, sizeof(claim), " as process %u, link %u", conn->hello.from,
+    if (0 != conn->hello.nlinks && 0 == conn->hello.from >> 32) {
+        snprintf(claim, sizeof(claim), " as process %u, link %u", (unsigned) conn->hello.from,
+                 conn->hello.link);
+    } else if (0 != conn->hello.nlinks) {
+        snprintf(claim, sizeof(claim), " as process %u of job %u, link %u",
+                 (unsigned) conn->hello.from, (unsigned) (conn->hello.from >> 32),
                  conn->hello.link);
     }
     coll_async_refusals_say(
@@ -378,6 +382,27 @@ void tcp_check_deadlines(struct coll_async_tcp *tcp)
 
 /* Peers and the links they share with this process */
 
+uint64_t tcp_name_of(const struct coll_async_tcp *tcp, uint32_t id)
+{
+    const struct coll_async_tcp_names *names = &tcp->config.names;
+
+    return NULL != names->name_of ? names->name_of(names->context, id) : id;
+}
+
+int tcp_id_of(const struct coll_async_tcp *tcp, uint64_t name, uint32_t *id)
+{
+    const struct coll_async_tcp_names *names = &tcp->config.names;
+
+    if (NULL != names->id_of) {
+        return names->id_of(names->context, name, id);
+    }
+    if (name >= tcp->config.nprocs) {
+        return -ENOENT;
+    }
+    *id = (uint32_t) name;
+    return 0;
+}
+
 struct coll_async_tcp_peer *tcp_peer_get(struct coll_async_tcp *tcp, uint32_t id)
 {
     struct coll_async_tcp_peer *peer;
@@ -393,6 +418,7 @@ struct coll_async_tcp_peer *tcp_peer_get(struct coll_async_tcp *tcp, uint32_t id
         return NULL;
     }
     peer->id = id;
+    peer->name = tcp_name_of(tcp, id);
     peer->next = tcp->all_peers;
     tcp->all_peers = peer;
     tcp->peers[id] = peer;
@@ -436,7 +462,7 @@ void tcp_peer_route(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer
 {
     int mine[COLL_ASYNC_TCP_MAX_LINKS], theirs[COLL_ASYNC_TCP_MAX_LINKS];
     int n;
-    bool lower = tcp->config.self < peer->id;
+    bool lower = tcp_self_lower(tcp, peer);
 
     n = lower ? plan_links(tcp->self, tcp->config.nifs, addrs, count, tcp->config.max_links,
                            mine, theirs)
