@@ -13,7 +13,9 @@
  * /proc/PID/fd, their ports in /proc/net/tcp), keeps those that speak first
  * with a coll/async challenge, and at each
  *   - sends forged hellos (right protocol, made-up key) claiming every pair of
- *     ids below 4, and a version-1 hello: each must be closed;
+ *     processes below 4 of the job (named jobid << 32 | vpid, the jobid read
+ *     from the first process's environment where Open MPI 4 puts it, else 0),
+ *     and a version-1 hello: each must be closed;
  *   - sends data headers (an eager message of 4 GiB, a chunk of a 4 GiB
  *     transfer) without proving anything, and 64 bytes of garbage: each must
  *     be closed;
@@ -175,9 +177,36 @@ static int challenged(const struct endpoint *e, uint8_t *challenge)
     return fd;
 }
 
+/* The job's id, as Open MPI 4 hands it to its processes (OMPI_MCA_ess_base_jobid
+ * in pid's environment); 0 where it is not found: the forged hellos then name
+ * no process of the job, and are refused before their MAC is checked. */
+static uint64_t jobid_of(const char *pid)
+{
+    static const char var[] = "OMPI_MCA_ess_base_jobid=";
+    char path[64], env[65536];
+    uint64_t jobid = 0;
+    size_t length;
+    FILE *file;
+
+    snprintf(path, sizeof(path), "/proc/%s/environ", pid);
+    file = fopen(path, "r");
+    if (NULL == file) {
+        return 0;
+    }
+    length = fread(env, 1, sizeof(env) - 1, file);
+    fclose(file);
+    env[length] = '\0';
+    for (size_t at = 0; at < length; at += strlen(env + at) + 1) {
+        if (0 == strncmp(env + at, var, sizeof(var) - 1)) {
+            jobid = strtoull(env + at + sizeof(var) - 1, NULL, 10);
+        }
+    }
+    return jobid;
+}
+
 /* A forged hello claiming to be process from, connecting to process to, on link
  * 0; true when refused. */
-static bool forged_hello(const struct endpoint *e, uint32_t from, uint32_t to)
+static bool forged_hello(const struct endpoint *e, uint64_t from, uint64_t to)
 {
     struct coll_async_key guess;
     struct coll_async_tcp_hello hello = {.from = from, .to = to, .link = 0, .nlinks = 1};
@@ -243,6 +272,7 @@ int main(int argc, char **argv)
 {
     struct endpoint found[MAX_LISTENERS];
     int nfound = 0, attacked = 0, failures = 0;
+    uint64_t job = argc > 1 ? jobid_of(argv[1]) << 32 : 0;
 
     for (int i = 1; i < argc; ++i) {
         nfound += listeners_of(argv[i], found + nfound, MAX_LISTENERS - nfound);
@@ -259,11 +289,11 @@ int main(int argc, char **argv)
         close(fd);
         ++attacked;
         inet_ntop(AF_INET, &found[i].addr, where, sizeof(where));
-        /* The listener's id is unknown: one of the pairs names it. */
+        /* The listener's vpid is unknown: one of the pairs names it. */
         for (uint32_t from = 0; from < 4; ++from) {
             for (uint32_t to = 0; to < 4; ++to) {
                 forged += from != to;
-                refused += from != to && forged_hello(&found[i], from, to);
+                refused += from != to && forged_hello(&found[i], job | from, job | to);
             }
         }
         /* Version 1's hello: process 1, link 0 of 1, the old magic. */
