@@ -338,11 +338,15 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
 }
 
 /* Whether the mapper reaches every rank of comm's remote group: processes of
- * this job, which the cards describe. */
+ * this job always, those of another job (MPI_Comm_spawn, connect/accept) over
+ * TCP. */
 static bool reaches_remote_group(struct ompi_communicator_t *comm)
 {
     if (NULL == mca_coll_async_network()) {
         return false;
+    }
+    if (mca_coll_async_network_reaches_other_jobs()) {
+        return true;
     }
     for (int rank = 0; rank < ompi_comm_remote_size(comm); ++rank) {
         if (ompi_comm_peer_lookup(comm, rank)->super.proc_name.jobid

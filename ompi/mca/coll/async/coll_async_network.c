@@ -15,7 +15,9 @@
  * modex on this process's card (coll_async_card.h) like a BTL's. Its
  * transports, in the order it prefers them: shared memory to the peers of this
  * node (the mailbox, always), then, when the job may span nodes (real or
- * virtual), verbs where rdma-core found an active port, and TCP. Peers are
+ * virtual), verbs where rdma-core found an active port, and TCP, always:
+ * processes of other jobs (MPI_Comm_spawn, connect/accept) may appear in any
+ * job, and TCP is what reaches them. Peers are
  * added on first use, when a communicator that needs them is created, and the
  * mapper then picks each one's transport; connections open later still, on a
  * collective's first message. The engine's driver polls the mapper
@@ -24,6 +26,15 @@
  * connection the verbs transport refuses (one that did not prove it belongs to
  * the job) is said at verbose level 1, one line each, as many as the transport
  * lets through.
+ *
+ * The mapper's ids: this job's processes are their vpids, 0 .. nprocs-1; a
+ * process of another job gets the next free id from nprocs on, up to
+ * FOREIGN_MAX of them, when it is first added or first connects (having
+ * proved it holds this process's key). On the wire TCP names every process by
+ * its 64-bit Open MPI name (jobid << 32 | vpid), which both jobs agree on.
+ * Only TCP carries another job's process: the mailbox keeps to this job's
+ * (its slots are the job's), and verbs, whose handshake names a vpid, is not
+ * offered one.
  */
 
 #include "ompi_config.h"
@@ -49,6 +60,10 @@
 /* What this process knows of each process of the job (network.peers). */
 enum { PEER_ADDED = 1, PEER_HAS_VERBS = 2 /* published a verbs address */ };
 
+/* Processes of other jobs one process can reach: a bound on the tables sized
+ * by ids (a byte in the mapper's, a pointer in TCP's, each). */
+#define FOREIGN_MAX 4096
+
 static struct {
     struct coll_async_net *net;
     /* The transports given to the mapper, in its order: where each one's address
@@ -56,7 +71,10 @@ static struct {
     enum coll_async_card_blob card_blob[COLL_ASYNC_NET_MAX_TRANSPORTS];
     int ntransports;
     uint32_t self, nprocs; /* this process's id, and the job's processes */
-    unsigned char *peers;  /* per world rank: PEER_ flags */
+    uint32_t ids;          /* nprocs + FOREIGN_MAX: the mapper's id space */
+    unsigned char *peers;  /* per id: PEER_ flags */
+    uint64_t *foreign;     /* [FOREIGN_MAX]: the name of id nprocs + i */
+    uint32_t nforeign;
     bool memory_hooks;     /* Open MPI's memory framework opened for us */
     bool release_hook;     /* invalidating verbs registrations on free */
     char interfaces[512];  /* for the verbose line */
@@ -69,13 +87,52 @@ static bool job_spans_nodes(const struct coll_async_config *config)
            || (uint32_t) ompi_process_info.num_local_peers + 1 < ompi_process_info.num_procs;
 }
 
+static uint64_t name_of_proc(const struct ompi_proc_t *proc)
+{
+    return (uint64_t) proc->super.proc_name.jobid << 32 | proc->super.proc_name.vpid;
+}
+
+/* The wire's name of a mapper id (coll_async_tcp.h's names). */
+static uint64_t name_of_id(void *context, uint32_t id)
+{
+    (void) context;
+    return id < network.nprocs ? (uint64_t) OMPI_PROC_MY_NAME->jobid << 32 | id
+                               : network.foreign[id - network.nprocs];
+}
+
+/* The mapper id of a process name: its vpid in this job; another job's
+ * process gets the next free id the first time. */
+static int id_of_name(void *context, uint64_t name, uint32_t *id)
+{
+    (void) context;
+    if ((uint32_t) (name >> 32) == OMPI_PROC_MY_NAME->jobid) {
+        *id = (uint32_t) name;
+        return *id < network.nprocs ? 0 : -ENOENT;
+    }
+    for (uint32_t i = 0; i < network.nforeign; ++i) {
+        if (network.foreign[i] == name) {
+            *id = network.nprocs + i;
+            return 0;
+        }
+    }
+    if (FOREIGN_MAX == network.nforeign) {
+        return -ENOSPC;
+    }
+    network.foreign[network.nforeign] = name;
+    *id = network.nprocs + network.nforeign++;
+    return 0;
+}
+
 static int progress(void *net)
 {
     return coll_async_net_progress(net);
 }
 
 /* The interfaces to listen on; with virtual nodes and no list given, loopback:
- * the pretend nodes share this machine. */
+ * the pretend nodes share this machine. A job on one node takes the same as a
+ * job across nodes (its address's interfaces, loopback only when nothing else
+ * is up): the processes of another job that meet it may be on other nodes, and
+ * a link pairs only endpoints on one subnet, so loopback would pair with theirs. */
 static int choose_interfaces(struct coll_async_tcp_if *ifs, const struct coll_async_config *config)
 {
     const char *include = config->tcp.include, *exclude = config->tcp.exclude;
@@ -178,6 +235,20 @@ static struct coll_async_transport *open_mailbox(const struct coll_async_config 
     return transport;
 }
 
+/* TCP could not open: a message where the job spans nodes, which then
+ * delegate; in a job on one node, only processes of other jobs miss it (their
+ * intercommunicators are handed below): said at verbose level 1. */
+static void no_tcp(const struct coll_async_config *config, const char *why)
+{
+    if (job_spans_nodes(config)) {
+        mca_coll_async_show_help(mca_coll_async_first_process(), "no network", why);
+    } else {
+        opal_output_verbose(say_level(), mca_coll_async_output,
+                            "coll:async: no TCP (%s): processes of other jobs are not reached",
+                            why);
+    }
+}
+
 /* The TCP transport, with its address blob in the modex; NULL when it cannot
  * open (a message says why). */
 static struct coll_async_transport *open_tcp(const struct coll_async_tcp_if *ifs, int count,
@@ -186,13 +257,15 @@ static struct coll_async_transport *open_tcp(const struct coll_async_tcp_if *ifs
     struct coll_async_tcp_config config = {.ifs = ifs,
                                            .nifs = count,
                                            .self = network.self,
-                                           .nprocs = network.nprocs,
+                                           .nprocs = network.ids,
                                            .key = mca_coll_async_card_mine()->key,
                                            .max_links = settings->tcp.links,
                                            .connect_timeout_ms =
                                                settings->tcp.connect_timeout_s * 1000,
                                            .staging_limit = settings->tcp.staging_limit,
-                                           .on_refused = say_refused};
+                                           .on_refused = say_refused,
+                                           .names = {.name_of = name_of_id,
+                                                     .id_of = id_of_name}};
     struct coll_async_transport *transport = NULL;
     struct coll_async_tcp *tcp = NULL;
     int rc;
@@ -203,7 +276,7 @@ static struct coll_async_transport *open_tcp(const struct coll_async_tcp_if *ifs
         rc = publish_address(transport, COLL_ASYNC_CARD_TCP);
     }
     if (0 != rc) {
-        mca_coll_async_show_help(mca_coll_async_first_process(), "no network", strerror(-rc));
+        no_tcp(settings, strerror(-rc));
         if (NULL != transport) {
             transport->ops->destroy(transport);
         }
@@ -360,14 +433,18 @@ int mca_coll_async_network_open(const struct coll_async_config *config)
     struct coll_async_transport *transports[COLL_ASYNC_NET_MAX_TRANSPORTS], *verbs;
     int count, rc;
 
-    count = job_spans_nodes(config) ? choose_interfaces(ifs, config) : 0;
+    count = choose_interfaces(ifs, config);
     if (OMPI_ERR_BAD_PARAM == count) {
         return count;
     }
     network.self = OMPI_PROC_MY_NAME->vpid;
     network.nprocs = ompi_process_info.num_procs;
-    network.peers = calloc(network.nprocs, 1);
-    if (NULL == network.peers) {
+    network.ids = network.nprocs + FOREIGN_MAX;
+    network.nforeign = 0;
+    network.peers = calloc(network.ids, 1);
+    network.foreign = calloc(FOREIGN_MAX, sizeof(*network.foreign));
+    if (NULL == network.peers || NULL == network.foreign) {
+        mca_coll_async_network_close();
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     network.interfaces[0] = '\0';
@@ -379,18 +456,17 @@ int mca_coll_async_network_open(const struct coll_async_config *config)
         verbs = open_verbs(config);
         network.peers[network.self] = NULL != verbs ? PEER_HAS_VERBS : 0;
         offer(transports, verbs, COLL_ASYNC_CARD_VERBS);
-        if (count <= 0) {
-            mca_coll_async_show_help(mca_coll_async_first_process(), "no network",
-                                     count < 0 ? strerror(-count) : "no usable IPv4 interface");
-        } else {
-            offer(transports, open_tcp(ifs, count, config), COLL_ASYNC_CARD_TCP);
-        }
+    }
+    if (count <= 0) {
+        no_tcp(config, count < 0 ? strerror(-count) : "no usable IPv4 interface");
+    } else {
+        offer(transports, open_tcp(ifs, count, config), COLL_ASYNC_CARD_TCP);
     }
     if (0 == network.ntransports) {
         mca_coll_async_network_close();
         return OMPI_SUCCESS; /* communicators across nodes delegate */
     }
-    rc = coll_async_net_create(&network.net, network.nprocs, transports,
+    rc = coll_async_net_create(&network.net, network.ids, transports,
                                network.ntransports); /* owns them */
     if (0 == rc) {
         watch.fd = coll_async_net_fd(network.net);
@@ -411,6 +487,8 @@ void mca_coll_async_network_close(void)
     network.net = NULL;
     free(network.peers);
     network.peers = NULL;
+    free(network.foreign);
+    network.foreign = NULL;
 }
 
 struct coll_async_net *mca_coll_async_network(void)
@@ -424,12 +502,13 @@ const char *mca_coll_async_network_interfaces(void)
 }
 
 /* Hands proc's address blobs, from its card, to the mapper, which picks its
- * transport. The caller holds the driver's exclusion. */
-static int add_peer(struct ompi_proc_t *proc)
+ * transport: for another job's process, TCP's only. The caller holds the
+ * driver's exclusion. */
+static int add_peer(struct ompi_proc_t *proc, uint32_t id)
 {
     const struct coll_async_card *card = mca_coll_async_card_of(proc);
     struct coll_async_net_blob blobs[COLL_ASYNC_NET_MAX_TRANSPORTS];
-    uint32_t id = proc->super.proc_name.vpid;
+    bool foreign = id >= network.nprocs;
     int rc;
 
     if (network.peers[id] & PEER_ADDED) {
@@ -439,21 +518,33 @@ static int add_peer(struct ompi_proc_t *proc)
         return OMPI_ERR_NOT_FOUND;
     }
     for (int i = 0; i < network.ntransports; ++i) {
-        blobs[i].data = card->blob[network.card_blob[i]];
-        blobs[i].length = card->blob_length[network.card_blob[i]];
+        bool offered = !foreign || COLL_ASYNC_CARD_TCP == network.card_blob[i];
+
+        blobs[i].data = offered ? card->blob[network.card_blob[i]] : NULL;
+        blobs[i].length = offered ? card->blob_length[network.card_blob[i]] : 0;
     }
     rc = coll_async_net_add_peer(network.net, id, &card->key, blobs);
     if (0 != rc && -EEXIST != rc) {
         return OMPI_ERROR;
     }
-    network.peers[id] = PEER_ADDED | (0 != card->blob_length[COLL_ASYNC_CARD_VERBS]
+    network.peers[id] = PEER_ADDED | (!foreign && 0 != card->blob_length[COLL_ASYNC_CARD_VERBS]
                                           ? PEER_HAS_VERBS : 0);
     return OMPI_SUCCESS;
 }
 
+bool mca_coll_async_network_reaches_other_jobs(void)
+{
+    for (int i = 0; NULL != network.net && i < network.ntransports; ++i) {
+        if (COLL_ASYNC_CARD_TCP == network.card_blob[i]) {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool mca_coll_async_network_has_verbs(uint32_t id)
 {
-    return NULL != network.peers && id < network.nprocs && (network.peers[id] & PEER_HAS_VERBS);
+    return NULL != network.peers && id < network.ids && (network.peers[id] & PEER_HAS_VERBS);
 }
 
 int mca_coll_async_network_add(struct ompi_proc_t *const *procs, int count, uint32_t *ids)
@@ -467,12 +558,10 @@ int mca_coll_async_network_add(struct ompi_proc_t *const *procs, int count, uint
     for (int i = 0; i < count && OMPI_SUCCESS == rc; ++i) {
         struct ompi_proc_t *proc = procs[i];
 
-        if (proc->super.proc_name.jobid != OMPI_PROC_MY_NAME->jobid
-            || proc->super.proc_name.vpid >= network.nprocs) {
-            rc = OMPI_ERR_NOT_SUPPORTED; /* another job's process: no id here */
+        if (0 != id_of_name(NULL, name_of_proc(proc), &ids[i])) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE; /* past FOREIGN_MAX processes of other jobs */
         } else {
-            ids[i] = proc->super.proc_name.vpid;
-            rc = proc == ompi_proc_local() ? OMPI_SUCCESS : add_peer(proc);
+            rc = proc == ompi_proc_local() ? OMPI_SUCCESS : add_peer(proc, ids[i]);
         }
     }
     coll_async_engine_release();

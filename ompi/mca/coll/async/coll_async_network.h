@@ -39,9 +39,14 @@ struct coll_async_net *mca_coll_async_network(void);
 /* "verbs over mlx5_0:1; TCP over eth0 10.0.0.1/24, eth1 10.0.1.1/24": what it uses. */
 const char *mca_coll_async_network_interfaces(void);
 
-/* Makes count processes reachable, writing their transport ids to ids; fails for
- * processes of other jobs. */
+/* Makes count processes reachable, writing their transport ids to ids: this
+ * job's vpid, or for a process of another job (MPI_Comm_spawn,
+ * connect/accept) an id from the job's size on (coll_async_network.c). Fails
+ * past the bound on such processes. */
 int mca_coll_async_network_add(struct ompi_proc_t *const *procs, int count, uint32_t *ids);
+
+/* Whether the mapper reaches processes of other jobs: TCP opened. */
+bool mca_coll_async_network_reaches_other_jobs(void);
 
 /* Whether the process with transport id (this one, or one added) published a
  * verbs address: it has an active RDMA port. Every process reads the same from
