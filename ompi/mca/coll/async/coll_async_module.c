@@ -337,24 +337,33 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     return OMPI_SUCCESS;
 }
 
-/* Whether the mapper reaches every rank of comm's remote group: processes of
- * this job always, those of another job (MPI_Comm_spawn, connect/accept) over
- * TCP. */
-static bool reaches_remote_group(struct ompi_communicator_t *comm)
+/* Whether every process of group has TCP open (a card with its address). */
+static bool group_has_tcp(struct ompi_group_t *group)
 {
-    if (NULL == mca_coll_async_network()) {
-        return false;
-    }
-    if (mca_coll_async_network_reaches_other_jobs()) {
-        return true;
-    }
-    for (int rank = 0; rank < ompi_comm_remote_size(comm); ++rank) {
-        if (ompi_comm_peer_lookup(comm, rank)->super.proc_name.jobid
-            != OMPI_PROC_MY_NAME->jobid) {
+    for (int rank = 0; rank < ompi_group_size(group); ++rank) {
+        if (!mca_coll_async_network_tcp_with(ompi_group_peer_lookup(group, rank))) {
             return false;
         }
     }
     return true;
+}
+
+/* Whether the mapper reaches every rank of comm's remote group: processes of
+ * this job always; those of another job (MPI_Comm_spawn, connect/accept) over
+ * TCP, where every process of both groups opened it, which every one of them
+ * reads alike from the cards: both groups take the same module, or neither. */
+static bool reaches_remote_group(struct ompi_communicator_t *comm)
+{
+    bool foreign = false;
+
+    if (NULL == mca_coll_async_network()) {
+        return false;
+    }
+    for (int rank = 0; rank < ompi_comm_remote_size(comm); ++rank) {
+        foreign = foreign || ompi_comm_peer_lookup(comm, rank)->super.proc_name.jobid
+                                 != OMPI_PROC_MY_NAME->jobid;
+    }
+    return !foreign || (group_has_tcp(comm->c_local_group) && group_has_tcp(comm->c_remote_group));
 }
 
 /* The component's priority. On an intercommunicator one more, above

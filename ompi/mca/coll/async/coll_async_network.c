@@ -532,14 +532,16 @@ static int add_peer(struct ompi_proc_t *proc, uint32_t id)
     return OMPI_SUCCESS;
 }
 
-bool mca_coll_async_network_reaches_other_jobs(void)
+bool mca_coll_async_network_tcp_with(struct ompi_proc_t *proc)
 {
+    const struct coll_async_card *card;
+    bool open = false;
+
     for (int i = 0; NULL != network.net && i < network.ntransports; ++i) {
-        if (COLL_ASYNC_CARD_TCP == network.card_blob[i]) {
-            return true;
-        }
+        open = open || COLL_ASYNC_CARD_TCP == network.card_blob[i];
     }
-    return false;
+    card = open ? mca_coll_async_card_of(proc) : NULL;
+    return NULL != card && 0 != card->blob_length[COLL_ASYNC_CARD_TCP];
 }
 
 bool mca_coll_async_network_has_verbs(uint32_t id)

@@ -45,8 +45,9 @@ const char *mca_coll_async_network_interfaces(void);
  * past the bound on such processes. */
 int mca_coll_async_network_add(struct ompi_proc_t *const *procs, int count, uint32_t *ids);
 
-/* Whether the mapper reaches processes of other jobs: TCP opened. */
-bool mca_coll_async_network_reaches_other_jobs(void);
+/* Whether proc can meet this process over TCP, the only transport to another
+ * job's: both opened it (proc's card carries a TCP address). */
+bool mca_coll_async_network_tcp_with(struct ompi_proc_t *proc);
 
 /* Whether the process with transport id (this one, or one added) published a
  * verbs address: it has an active RDMA port. Every process reads the same from
