@@ -121,6 +121,17 @@ struct row {
     unsigned power_of_two_only;
 };
 
+#define BY_ALLREDUCE                                                                     \
+    {.hierarchical = true,                                                               \
+     .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING) | ALG(RABENSEIFNER),                    \
+     .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,                                         \
+     .large = COLL_ASYNC_ALG_RABENSEIFNER,                                               \
+     .large_uneven = COLL_ASYNC_ALG_RING,                                                \
+     .latency_bound = COLL_ASYNC_ALG_RING,                                               \
+     .rival = COLL_ASYNC_ALG_RABENSEIFNER,                                               \
+     .small_bytes = SMALL_ALLREDUCE_BYTES,                                               \
+     .per_element = true}
+
 static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
     [COLL_ASYNC_FAMILY_ALLREDUCE] = {.hierarchical = true,
                                      .numa = true,
@@ -192,6 +203,20 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
     /* In node order where each node's ranks are consecutive and a kernel folds
      * (coll_async_hier_scan.c): always, against the flat exchange's n (n - 1) / 2
      * transfers. */
+    /* By node (coll_async_hier_v.c): allgatherv through the leaders' allgather of
+     * node-sized blocks, reduce_scatter through the leaders' allreduce; their
+     * names force it and pick the leaders' algorithm. */
+    [COLL_ASYNC_FAMILY_ALLGATHERV] = {.hierarchical = true,
+                                      .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING),
+                                      .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
+                                      .large = COLL_ASYNC_ALG_RING,
+                                      .large_uneven = COLL_ASYNC_ALG_RING,
+                                      .uneven = COLL_ASYNC_ALG_RING,
+                                      .small_bytes = SMALL_ALLGATHER_BYTES,
+                                      .small_block = SMALL_ALLGATHER_BLOCK,
+                                      .power_of_two_only = ALG(RECURSIVE_DOUBLING)},
+    [COLL_ASYNC_FAMILY_REDUCE_SCATTER] = BY_ALLREDUCE,
+    [COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK] = BY_ALLREDUCE,
     [COLL_ASYNC_FAMILY_SCAN] = {.hierarchical = true},
     [COLL_ASYNC_FAMILY_EXSCAN] = {.hierarchical = true},
     [COLL_ASYNC_FAMILY_NEIGHBOR_ALLGATHER] = {.over_mapper = true},

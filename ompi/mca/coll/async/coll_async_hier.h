@@ -145,4 +145,25 @@ int coll_async_hier_rooted_copy(const struct coll_async_hier *hier,
                                 const struct coll_async_hier_blocks *blocks, int root_node,
                                 char *by_node, size_t block, bool to_user, bool every_rank);
 
+/*
+ * allgatherv and reduce_scatter(_block) across nodes by node (coll_async_hier_v.c):
+ * per rank the packed size of its block and where it lies in the run's layout
+ * (allgatherv: every block packed in node order, so that each node's blocks are
+ * adjacent and the leaders' allgather moves one per node; reduce_scatter: the
+ * rank's part of the vector, in rank order). allgatherv also takes this rank's
+ * send block (mine) and every rank's receive block (recv). Set by the caller in
+ * the run's coll_async_hier_run_v(), released with the run; NULL when out of
+ * memory.
+ */
+struct coll_async_hier_v {
+    int nranks;
+    size_t *bytes, *offset;
+    struct coll_async_block mine;
+    struct coll_async_block *recv; /* allgatherv: [nranks] */
+};
+struct coll_async_hier_v *coll_async_hier_run_v(void *run, bool with_recv);
+void coll_async_hier_v_free(struct coll_async_hier_v *v);
+/* allgatherv's offsets in node order, from the sizes. */
+void coll_async_hier_v_by_node(const struct coll_async_hier *hier, struct coll_async_hier_v *v);
+
 #endif /* MCA_COLL_ASYNC_HIER_H */

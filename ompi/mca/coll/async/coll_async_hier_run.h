@@ -39,6 +39,7 @@ enum stage_kind {
     STAGE_ARRANGE, /* gather, scatter: the user's blocks to or from the layout */
     STAGE_REPACK,  /* alltoall: the leader's blocks between node and node-pair order */
     STAGE_SCAN,    /* scan, exscan: a fold (count: which, coll_async_hier_scan.c) */
+    STAGE_UNPACK,  /* allgatherv: every rank's block from the layout to the user's */
 };
 
 struct stage {
@@ -76,6 +77,7 @@ struct run {
     struct coll_async_failure failure; /* what failed between nodes, for the op to report */
     void *numa_run;                    /* node stages in NUMA stages (hier->numa), or NULL */
     bool numa_counted;                 /* this call is in coll_async_numa_staged */
+    struct coll_async_hier_v *v;       /* allgatherv, reduce_scatter: per rank */
 };
 
 /* Building the stages */
@@ -205,5 +207,11 @@ int coll_async_hier_plan_alltoall(struct run *run, const struct coll_async_sched
 int coll_async_hier_plan_scan(struct run *run, const struct coll_async_sched *op, bool exclusive);
 void coll_async_hier_scan_compute(struct run *run, const struct coll_async_sched *op,
                                   const struct stage *stage);
+
+/* coll_async_hier_v.c: allgatherv with the nodes' counts, reduce_scatter(_block)
+ * through the leaders' allreduce, and allgatherv's UNPACK stage. */
+int coll_async_hier_plan_allgatherv(struct run *run, const struct coll_async_sched *op);
+int coll_async_hier_plan_reduce_scatter(struct run *run, const struct coll_async_sched *op);
+int coll_async_hier_v_unpack(const struct run *run);
 
 #endif /* MCA_COLL_ASYNC_HIER_RUN_H */

@@ -80,6 +80,7 @@ void coll_async_hier_run_free(void *opaque)
     release_temporaries(run);
     coll_async_block_release(&run->blocks.mine);
     coll_async_block_release(&run->blocks.first);
+    coll_async_hier_v_free(run->v);
     if (NULL != run->numa_run) {
         coll_async_numa_run_free(run->numa_run);
     }
@@ -303,6 +304,11 @@ static int plan(struct run *run, const struct coll_async_sched *op)
     case COLL_ASYNC_FAMILY_SCAN:
     case COLL_ASYNC_FAMILY_EXSCAN:
         return coll_async_hier_plan_scan(run, op, COLL_ASYNC_FAMILY_EXSCAN == run->family);
+    case COLL_ASYNC_FAMILY_ALLGATHERV:
+        return coll_async_hier_plan_allgatherv(run, op);
+    case COLL_ASYNC_FAMILY_REDUCE_SCATTER:
+    case COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK:
+        return coll_async_hier_plan_reduce_scatter(run, op);
     default:
         return OMPI_ERR_BAD_PARAM; /* not hierarchical (coll_async_decision.c) */
     }
@@ -326,6 +332,16 @@ static bool numa_stage(struct run *run, const struct stage *stage)
         run->numa_counted = true;
     }
     return true;
+}
+
+/* The leaders' algorithm: the run's family's parameter where it names one between
+ * nodes (allgatherv's ring runs the leaders' allgather as a ring), else that of
+ * the collective the leaders run. */
+static enum coll_async_alg leaders_alg(const struct run *run, const struct stage *stage)
+{
+    enum coll_async_alg own = run->hier->algorithm[run->family];
+
+    return coll_async_decision_between_nodes(own) ? own : run->hier->algorithm[stage->net];
 }
 
 static int start_stage(struct run *run, const struct coll_async_sched *op, struct stage *stage)
@@ -356,7 +372,7 @@ static int start_stage(struct run *run, const struct coll_async_sched *op, struc
     case STAGE_NET:
         run->net = (struct coll_async_internode){.group = stage->group,
                                                  .tag = run->tag,
-                                                 .alg = hier->algorithm[stage->net],
+                                                 .alg = leaders_alg(run, stage),
                                                  .buf = stage->rbuf,
                                                  .count = stage->count,
                                                  .reduction = &op->reduction,
@@ -437,6 +453,8 @@ static int continue_stage(struct run *run, const struct coll_async_sched *op,
     case STAGE_SCAN:
         coll_async_hier_scan_compute(run, op, stage);
         return OMPI_SUCCESS;
+    case STAGE_UNPACK:
+        return coll_async_hier_v_unpack(run);
     case STAGE_REPACK:
         return coll_async_hier_alltoall_repack(run->hier, &run->blocks, run->temp, stage->bytes,
                                                stage->to_user);

@@ -263,9 +263,7 @@ int coll_async_native_reduce(const struct coll_async_call *call, const void *sbu
 
 static bool aggregated(const struct coll_async_call *call, size_t block);
 
-/* Verbose level 1, once per communicator and family: that its calls run across
- * nodes in the shape how names (the first call's details: first). */
-static void say_first_aggregated(const struct coll_async_call *call, const char *how,
+void coll_async_native_say_aggregated(const struct coll_async_call *call, const char *how,
                                  const char *first)
 {
     struct coll_async_hier *hier = call->module->hier;
@@ -300,7 +298,7 @@ int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf,
         work.rbuf = data_start(rbuf, dtype);
         work.count = (size_t) count;
         work.bytes = work.count * work.reduction.size;
-        say_first_aggregated(call, "in node order", "");
+        coll_async_native_say_aggregated(call, "in node order", "");
         return execute_native(call, &work);
     }
     /* Rank r folds ranks 0..r (0..r-1 for exscan); the last rank's input is
@@ -318,9 +316,15 @@ int coll_async_native_reduce_scatter(const struct coll_async_call *call, const v
     const char *input = input_of(sbuf, rbuf);
     struct coll_async_exchange *plan;
     size_t offset = 0, mine;
+    int rc;
 
     if (OMPI_COMM_IS_INTER(call->comm)) {
         return coll_async_intercomm_reduce_scatter(call, sbuf, rbuf, rcount, rcounts, dtype, op);
+    }
+    if (spans_nodes(call)
+        && coll_async_native_reduce_scatter_by_node(call, sbuf, rbuf, rcount, rcounts, dtype, op,
+                                                    &rc)) {
+        return rc;
     }
     if (NULL == rcounts && has_channel(call) && 0 < rcount
         && coll_async_reduction_supported(dtype, op)) {
@@ -470,7 +474,7 @@ static int execute_aggregated(const struct coll_async_call *call, int root, size
     } else {
         snprintf(first, sizeof(first), " (the first: %zu B per rank)", block);
     }
-    say_first_aggregated(call, "aggregated by node", first);
+    coll_async_native_say_aggregated(call, "aggregated by node", first);
     return execute(call, &work);
 }
 
@@ -504,7 +508,7 @@ int coll_async_native_gather(const struct coll_async_call *call,
                              const struct coll_async_side *send,
                              const struct coll_async_side *recv, int root)
 {
-    int n = size_of(call), me = rank_of(call);
+    int n = size_of(call), me = rank_of(call), rc;
     bool receives = root < 0 || root == me;
     struct coll_async_exchange *plan;
 
@@ -516,6 +520,10 @@ int coll_async_native_gather(const struct coll_async_call *call,
     }
     if (fast_allgather_fits(call, send, recv, root)) {
         return fast_allgather(call, send, recv);
+    }
+    if (root < 0 && NULL != recv->counts && spans_nodes(call)
+        && coll_async_native_allgatherv_by_node(call, send, recv, &rc)) {
+        return rc;
     }
     if (root >= 0 && NULL == recv->counts) {
         bool in_place = root == me && MPI_IN_PLACE == send->buf;

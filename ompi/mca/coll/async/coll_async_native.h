@@ -76,6 +76,22 @@ void coll_async_side_block(const struct coll_async_side *side, int i,
 int coll_async_native_run(const struct coll_async_call *call, struct coll_async_sched *op,
                           bool driven);
 
+/* Verbose level 1, once per communicator and family: that its calls run across
+ * nodes in the shape how names (the first call's details: first). */
+void coll_async_native_say_aggregated(const struct coll_async_call *call, const char *how,
+                                      const char *first);
+
+/* allgatherv and reduce_scatter(_block) (rcounts NULL) across nodes by node
+ * (coll_async_native_v.c), where the decision takes them: whether it did, and
+ * then *rc. */
+bool coll_async_native_allgatherv_by_node(const struct coll_async_call *call,
+                                          const struct coll_async_side *send,
+                                          const struct coll_async_side *recv, int *rc);
+bool coll_async_native_reduce_scatter_by_node(const struct coll_async_call *call,
+                                              const void *sbuf, void *rbuf, int rcount,
+                                              const int *rcounts, struct ompi_datatype_t *dtype,
+                                              struct ompi_op_t *op, int *rc);
+
 /* The neighbourhood collectives (coll_async_neighbor.c): every block of send
  * (one, shared by every destination, when shared) to the communicator's
  * destinations, every block of recv from its sources. */
