@@ -63,6 +63,32 @@ static void *bcast_buf(struct bench *b)
         MPI_##Upper##_init(__VA_ARGS__, MPI_COMM_WORLD, MPI_INFO_NULL, req);   \
     }
 
+/* allgatherv with allgather's layout: n elements from each rank, in rank order. */
+static int *v_counts, *v_displs;
+static void set_v(struct bench *b, int n)
+{
+    if (!v_counts) {
+        v_counts = malloc(sizeof(int) * (size_t)b->nprocs);
+        v_displs = malloc(sizeof(int) * (size_t)b->nprocs);
+        if (!v_counts || !v_displs)
+            bench_die("out of memory", NULL);
+    }
+    for (int r = 0; r < b->nprocs; r++) {
+        v_counts[r] = n;
+        v_displs[r] = r * n;
+    }
+}
+static const int *counts_of(struct bench *b, int n)
+{
+    set_v(b, n);
+    return v_counts;
+}
+static const int *displs_of(struct bench *b, int n)
+{
+    set_v(b, n);
+    return v_displs;
+}
+
 COLL_FORMS(allreduce, Allreduce, b->sbuf, b->rbuf, n, b->type, MPI_SUM)
 COLL_FORMS(bcast, Bcast, bcast_buf(b), n, b->type, BENCH_ROOT)
 COLL_FORMS(reduce, Reduce, b->sbuf, b->rbuf, n, b->type, MPI_SUM, BENCH_ROOT)
@@ -70,6 +96,9 @@ COLL_FORMS(allgather, Allgather, b->sbuf, n, b->type, b->rbuf, n, b->type)
 COLL_FORMS(alltoall, Alltoall, b->sbuf, n, b->type, b->rbuf, n, b->type)
 COLL_FORMS(gather, Gather, b->sbuf, n, b->type, b->rbuf, n, b->type, BENCH_ROOT)
 COLL_FORMS(scatter, Scatter, b->sbuf, n, b->type, b->rbuf, n, b->type, BENCH_ROOT)
+COLL_FORMS(allgatherv, Allgatherv, b->sbuf, n, b->type, b->rbuf, counts_of(b, n), displs_of(b, n),
+           b->type)
+COLL_FORMS(reduce_scatter_block, Reduce_scatter_block, b->sbuf, b->rbuf, n, b->type, MPI_SUM)
 
 /* A table entry: names, properties, then the forms COLL_FORMS made. */
 #define COLL(lower, Upper, reduces, rooted, send_blocks, recv_blocks, result_at)      \
@@ -85,6 +114,8 @@ static const struct bench_coll collectives[] = {
     COLL(alltoall,  Alltoall,  0,      0,     1,      1,      RESULT_ALL),
     COLL(gather,    Gather,    0,      1,     0,      1,      RESULT_ROOT),
     COLL(scatter,   Scatter,   0,      1,     1,      0,      RESULT_ALL),
+    COLL(allgatherv, Allgatherv, 0,    0,     0,      1,      RESULT_ALL),
+    COLL(reduce_scatter_block, Reduce_scatter_block, 1, 0, 1, 0, RESULT_ALL),
 };
 #define NCOLLS (sizeof(collectives) / sizeof(collectives[0]))
 
@@ -159,7 +190,8 @@ static void usage(int nonblocking, const struct bench_extra *extra)
     for (size_t c = 0; c < NCOLLS; c++)
         printf(" %s%s", i, collectives[c].name);
     printf("\n                rooted ones use root %d, reductions MPI_SUM; sizes are"
-           " per rank\n                for allgather, alltoall, gather and scatter\n",
+           " per rank\n                for allgather(v), alltoall, gather, scatter\n"
+           "                and reduce_scatter_block\n",
            BENCH_ROOT);
     printf("  -m [MIN:]MAX  message sizes in bytes, doubling from MIN to MAX"
            " (default 1:1048576)\n"

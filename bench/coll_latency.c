@@ -9,7 +9,7 @@
 
 /*
  * coll_latency - collective latency benchmark for coll/async (-C allreduce|
- * bcast|reduce|allgather|alltoall|gather|scatter), blocking or, with -P,
+ * bcast|reduce|allgather|alltoall|gather|scatter|allgatherv|reduce_scatter_block), blocking or, with -P,
  * persistent (MPI_<Coll>_init once per size, then MPI_Start + MPI_Wait).
  *
  * The output uses the column layout of osu_allreduce / osu_bcast /

@@ -655,6 +655,9 @@ static void test_fallbacks_and_thresholds(void **state)
     assert_int_equal(instead, COLL_ASYNC_ALG_RING);
     assert_false(coll_async_decision_fallback(COLL_ASYNC_FAMILY_ALLGATHER,
                                               COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 4, &instead));
+    assert_true(coll_async_decision_fallback(COLL_ASYNC_FAMILY_ALLGATHERV,
+                                             COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 3, &instead));
+    assert_int_equal(instead, COLL_ASYNC_ALG_RING);
 
     assert_int_equal(coll_async_decision_leader_parts(65535, 65536, 2), 1);
     assert_int_equal(coll_async_decision_leader_parts(65536, 65536, 2), 2);
@@ -702,6 +705,28 @@ static void test_aggregated(void **state)
                                                 4096, 64));
     assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_AUTO,
                                                8, 8, 2));
+    /* allgatherv and reduce_scatter(_block) by node: auto up to 4 KiB per rank
+     * (measured), a leaders' algorithm named forces it; never on one node. */
+    assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLGATHERV, COLL_ASYNC_ALG_AUTO,
+                                               4096, 8, 2));
+    assert_false(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLGATHERV,
+                                                COLL_ASYNC_ALG_AUTO, 4097, 8, 4));
+    assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_ALLGATHERV, COLL_ASYNC_ALG_RING,
+                                               1 << 20, 8, 4));
+    assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_REDUCE_SCATTER,
+                                               COLL_ASYNC_ALG_RABENSEIFNER, 1 << 20, 5, 3));
+    assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK,
+                                               COLL_ASYNC_ALG_AUTO, 8, 5, 3));
+    assert_false(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK,
+                                                COLL_ASYNC_ALG_AUTO, 8, 5, 1));
+    assert_false(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_REDUCE_SCATTER,
+                                                COLL_ASYNC_ALG_AUTO, 8192, 16, 2));
+    assert_true(coll_async_decision_accepts(COLL_ASYNC_FAMILY_ALLGATHERV,
+                                            COLL_ASYNC_ALG_RECURSIVE_DOUBLING));
+    assert_false(coll_async_decision_accepts(COLL_ASYNC_FAMILY_ALLGATHERV,
+                                             COLL_ASYNC_ALG_RABENSEIFNER));
+    assert_true(coll_async_decision_accepts(COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK,
+                                            COLL_ASYNC_ALG_RABENSEIFNER));
     /* scan and exscan: in node order wherever they can be (the caller checks). */
     assert_true(coll_async_decision_aggregated(COLL_ASYNC_FAMILY_SCAN, COLL_ASYNC_ALG_AUTO,
                                                1 << 20, 4, 2));

@@ -32,7 +32,8 @@ static size_t type_size(struct ompi_datatype_t *dtype)
     return size;
 }
 
-/* Whether the family's decision takes a call of total bytes across nodes. */
+/* Whether the family's decision takes a call of total bytes across nodes, its
+ * ranks' average block rounded up. */
 static bool by_node(const struct coll_async_call *call, size_t total)
 {
     struct coll_async_hier *hier = call->module->hier;
@@ -40,7 +41,9 @@ static bool by_node(const struct coll_async_call *call, size_t total)
 
     return NULL != hier && 0 < total
            && coll_async_decision_aggregated(family, hier->algorithm[family],
-                                             total / (size_t) hier->size, hier->size,
+                                             (total + (size_t) hier->size - 1)
+                                                 / (size_t) hier->size,
+                                             hier->size,
                                              hier->node_count);
 }
 
