@@ -20,8 +20,9 @@
  * collective, is an exchange (coll_async_exchange.h). A single-process
  * communicator needs no channel: its exchange is a local copy. Across nodes the
  * five of them run as hierarchical runs (coll_async_hier.h) where the data is
- * contiguous and has a kernel; every other call is an exchange over the mapper
- * (coll_async_pairs.h).
+ * contiguous and has a kernel, and gather, scatter, alltoall, scan, exscan,
+ * allgatherv and reduce_scatter(_block) where the decision aggregates them by
+ * node; every other call is an exchange over the mapper (coll_async_pairs.h).
  */
 
 #ifndef MCA_COLL_ASYNC_NATIVE_H
