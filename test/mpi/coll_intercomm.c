@@ -14,7 +14,8 @@
  *   mpirun -np N coll_intercomm [--expect-component=yes|no] [--max-count C]
  *                               [--forms blocking,nonblocking,persistent]
  *                               [--only NAME[,NAME...]] [--skip NAME[,NAME...]]
- *                               [--spawn] [--verbose] [--thread-multiple]
+ *                               [--spawn | --accept FILE | --connect FILE]
+ *                               [--verbose] [--thread-multiple]
  *
  * Intercommunicators (N >= 2), each rank's two groups called 0 and 1 everywhere:
  *   split        world ranks 0..k-1 and k..N-1, k = max(1, (N-1)/2): unequal sizes
@@ -61,10 +62,21 @@
  * intercommunicator, which coll/async runs natively over TCP; --only, --skip,
  * --forms and --max-count reach the children too.
  *
+ * --accept FILE, --connect FILE: two jobs (two mpiruns sharing an ompi-server)
+ * meet through MPI_Open_port / MPI_Comm_accept / MPI_Comm_connect, the port's
+ * name passed in FILE (written by the accepting job's rank 0, awaited by the
+ * connecting job's), then every case above over that intercommunicator, the
+ * accepting job group 0. Give both the same options; each job counts its own.
+ *
  * COLL_INTERCOMM_BREAK=1 in the environment corrupts one expected value, so the
  * run must fail. Ends with "coll_intercomm: N checks, M failures" (summed over the
  * ranks) on rank 0; the exit status is non-zero on any failure.
  */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "coll_intercomm.h"
 #include "mpi4_persistent.h"
@@ -439,10 +451,9 @@ static void side_of_comm(struct side *s, MPI_Comm comm, const char *name, int gr
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
 }
 
-/* Every case, counters included, on the parent-child intercommunicator: coll/async
- * runs another job's intercommunicators natively, over TCP (3 + 2 ranks: groups
- * of unequal sizes). */
-static long spawn_cases(const struct side *s)
+/* Every case, counters included, on an intercommunicator to another job (spawned,
+ * or met by connect/accept): coll/async runs them natively, over TCP. */
+static long other_job_cases(const struct side *s)
 {
     long before = failures;
 
@@ -451,11 +462,61 @@ static long spawn_cases(const struct side *s)
     return failures - before;
 }
 
+/* The intercommunicator of --accept FILE or --connect FILE: rank 0 of the
+ * accepting job opens a port and writes its name to FILE (through a temporary
+ * name, so the reader never sees half of it); rank 0 of the connecting job waits
+ * for the file (at most 60 s), reads it and connects. */
+static MPI_Comm meet_other_job(const char *accept, const char *connect)
+{
+    char port[MPI_MAX_PORT_NAME] = "", partial[4096];
+    MPI_Comm other;
+
+    if (NULL != accept && 0 == world_rank) {
+        FILE *f;
+
+        MPI_Open_port(MPI_INFO_NULL, port);
+        snprintf(partial, sizeof(partial), "%s.partial", accept);
+        f = fopen(partial, "w");
+        if (NULL == f || fprintf(f, "%s\n", port) < 0 || 0 != fclose(f)
+            || 0 != rename(partial, accept)) {
+            fprintf(stderr, PROGRAM ": cannot write the port's name to %s\n", accept);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    if (NULL != connect && 0 == world_rank) {
+        FILE *f = NULL;
+
+        for (int tries = 0; NULL == f && tries < 600; ++tries) {
+            f = fopen(connect, "r");
+            if (NULL == f) {
+                usleep(100000);
+            }
+        }
+        if (NULL == f || NULL == fgets(port, sizeof(port), f)) {
+            fprintf(stderr, PROGRAM ": no port's name in %s\n", connect);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        fclose(f);
+        port[strcspn(port, "\n")] = '\0';
+    }
+    if (NULL != accept) {
+        MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &other);
+        if (0 == world_rank) {
+            MPI_Close_port(port);
+        }
+    } else {
+        MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &other);
+    }
+    return other;
+}
+
 /* --- main ---------------------------------------------------------------------------- */
 
-/* The program's own options: --only LIST, --skip LIST, --spawn. */
+/* The program's own options: --only LIST, --skip LIST, --spawn, --accept FILE,
+ * --connect FILE. */
 struct own_options {
     int spawn;
+    const char *accept, *connect;
 };
 
 static int read_own(int argc, char **argv, int i, void *context)
@@ -465,6 +526,14 @@ static int read_own(int argc, char **argv, int i, void *context)
     if (0 == strcmp(argv[i], "--spawn")) {
         own->spawn = 1;
         return 1;
+    }
+    if (i + 1 < argc && 0 == strcmp(argv[i], "--accept")) {
+        own->accept = argv[i + 1];
+        return 2;
+    }
+    if (i + 1 < argc && 0 == strcmp(argv[i], "--connect")) {
+        own->connect = argv[i + 1];
+        return 2;
     }
     if (i + 1 < argc && 0 == strcmp(argv[i], "--only")) {
         return coll_program_list(argv[i + 1], coll_names, NUM_COLLS, coll_enabled) ? 2 : 0;
@@ -492,7 +561,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < NUM_COLLS; ++k) {
         coll_enabled[k] = 1;
     }
-    if (!coll_program_start(PROGRAM, "[--only NAME[,NAME...]] [--skip NAME[,NAME...]] [--spawn]",
+    if (!coll_program_start(PROGRAM,
+                            "[--only NAME[,NAME...]] [--skip NAME[,NAME...]] "
+                            "[--spawn | --accept FILE | --connect FILE]",
                             &argc, &argv, &opt, read_own, &own)) {
         return 2;
     }
@@ -514,7 +585,7 @@ int main(int argc, char **argv)
         long mine[2];
 
         side_of_comm(&s, parent, "the parent-child intercommunicator", 1);
-        spawn_cases(&s);
+        other_job_cases(&s);
         mine[0] = checks;
         mine[1] = failures;
         MPI_Allreduce(mine, theirs, 2, MPI_LONG, MPI_SUM, parent);
@@ -568,16 +639,27 @@ int main(int argc, char **argv)
                        errcodes);
         free(child_argv);
         side_of_comm(&s, children, "the parent-child intercommunicator", 0);
-        spawn_cases(&s);
+        other_job_cases(&s);
         MPI_Allreduce(nothing, theirs, 2, MPI_LONG, MPI_SUM, children);
         MPI_Comm_disconnect(&children);
+    }
+
+    if (NULL != own.accept || NULL != own.connect) {
+        struct side s;
+        MPI_Comm other = meet_other_job(own.accept, own.connect);
+
+        side_of_comm(&s, other, "the intercommunicator to the connected job",
+                     NULL != own.accept ? 0 : 1);
+        other_job_cases(&s);
+        MPI_Comm_disconnect(&other);
     }
 
     if (use_counters) {
         pvar_families_close(&counters);
     }
     free_types();
-    snprintf(note, sizeof(note), "%s%s", spawn ? " and 2 spawned" : "",
+    snprintf(note, sizeof(note), "%s%s",
+             spawn ? " and 2 spawned" : NULL != own.accept || NULL != own.connect ? " of one of two connected jobs" : "",
              break_reference ? "; COLL_INTERCOMM_BREAK=1 corrupted a reference" : "");
     /* Every parent heard the children's totals: rank 0 counts them. */
     return coll_program_finish(PROGRAM, checks + (0 == world_rank ? theirs[0] : 0),
