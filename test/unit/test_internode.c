@@ -263,6 +263,33 @@ static void check_allgather(struct group *g, enum coll_async_alg alg, size_t bas
     free(buf);
 }
 
+/* Reduce_scatter: block_size(r, base) elements of the vector end reduced at r. */
+static void check_reduce_scatter(struct group *g, size_t base)
+{
+    int n = g->leaders.size, me = g->leaders.rank;
+    size_t offset[MAX_RANKS], bytes[MAX_RANKS], total = 0;
+    int32_t *buf;
+    struct coll_async_internode x;
+
+    for (int r = 0; r < n; ++r) {
+        offset[r] = total * sizeof(int32_t);
+        bytes[r] = block_size(r, base) * sizeof(int32_t);
+        total += block_size(r, base);
+    }
+    buf = inputs(me, total);
+    new_collective(g, &x, COLL_ASYNC_ALG_AUTO);
+    x.buf = buf;
+    x.count = total;
+    x.block_offset = offset;
+    x.block_bytes = bytes;
+    CHECK(0 == run(g->net, &x, COLL_ASYNC_FAMILY_REDUCE_SCATTER));
+    for (size_t i = offset[me] / sizeof(int32_t); i < (offset[me] + bytes[me]) / sizeof(int32_t);
+         ++i) {
+        CHECK(reference(n, i) == buf[i]);
+    }
+    free(buf);
+}
+
 /* Gather and scatter: the blocks by rank relative to the root (block_size of the
  * relative rank), each rank's at the offset of its relative rank. */
 static void check_rooted(struct group *g, bool scatter, int root, size_t base)
@@ -379,6 +406,8 @@ static void every_kind(struct group *g)
     }
     check_alltoall(g, 3);
     check_alltoall(g, 30 * 1000);
+    check_reduce_scatter(g, 3);
+    check_reduce_scatter(g, 50 * 1000);
     new_collective(g, &x, COLL_ASYNC_ALG_AUTO);
     CHECK(0 == run(g->net, &x, COLL_ASYNC_FAMILY_BARRIER));
 }
@@ -532,15 +561,19 @@ static void check_plans_pair_up(int n, const int *ring, const struct plan_case *
     size_t offset[PLAN_RANKS], block[PLAN_RANKS], total = 0;
     static char data[4 << 20];
 
+    bool elements = COLL_ASYNC_FAMILY_REDUCE_SCATTER == c->kind; /* blocks of int32_t */
+
     for (int r = 0; r < n; ++r) {
         offset[r] = total;
-        block[r] = block_size(r, c->amount);
+        block[r] = elements ? sizeof(int32_t) * block_size(r, c->amount / sizeof(int32_t))
+                            : block_size(r, c->amount);
         total += block[r];
     }
     for (int r = 0; r < n; ++r) {
         groups[r] = (struct coll_async_leaders){.size = n, .rank = r, .ring = ring};
         xs[r] = (struct coll_async_internode){
-            .group = &groups[r], .alg = c->alg, .buf = data, .count = c->amount,
+            .group = &groups[r], .alg = c->alg, .buf = data,
+            .count = elements ? total / sizeof(int32_t) : c->amount,
             .reduction = &int_sum, .bytes = c->amount, .root = c->root,
             .block_offset = offset, .block_bytes = block};
         assert_int_equal(0, coll_async_internode_start(&xs[r], c->kind));
@@ -594,6 +627,7 @@ static void test_plans_pair_up(void **state)
         {COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_AUTO},
         {COLL_ASYNC_FAMILY_GATHER, COLL_ASYNC_ALG_BINOMIAL},
         {COLL_ASYNC_FAMILY_SCATTER, COLL_ASYNC_ALG_BINOMIAL},
+        {COLL_ASYNC_FAMILY_REDUCE_SCATTER, COLL_ASYNC_ALG_AUTO},
     };
     static const size_t amounts[] = {1, 7, 1000, 300 * 1000 + 3};
     int reversed[PLAN_RANKS];

@@ -21,11 +21,9 @@
  *
  * reduce_scatter(_block), commutative operations with a kernel: the node's
  * ranks reduce the whole vector to its first leader (the shared-memory reduce),
- * the leaders allreduce it between nodes, and each leader scatters its node's
- * ranks' parts over the node's channel. The leaders run an allreduce rather
- * than a reduce_scatter (none between nodes yet): it moves the whole vector, not
- * each node's part, which at these sizes costs less than the flat exchange's
- * transfer per pair of ranks.
+ * the leaders reduce_scatter it between nodes (a ring, each node's part the sum
+ * of its ranks' counts) where each node's ranks are consecutive, else allreduce
+ * it, and each leader scatters its node's ranks' parts over the node's channel.
  */
 
 #include "ompi_config.h"
@@ -161,6 +159,27 @@ static struct coll_async_exchange *scatter_from_leader(const struct run *run, in
     return plan;
 }
 
+/* Each node's blocks between the leaders: where its first rank's starts, the
+ * sum of its ranks' (their blocks adjacent in the layout). */
+static int node_blocks(struct run *run)
+{
+    const struct coll_async_hier *hier = run->hier;
+    const struct coll_async_hier_v *v = run->v;
+
+    run->block_offset = malloc(sizeof(size_t) * (size_t) hier->node_count);
+    run->block_bytes = calloc((size_t) hier->node_count, sizeof(size_t));
+    if (NULL == run->block_offset || NULL == run->block_bytes) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int node = 0; node < hier->node_count; ++node) {
+        run->block_offset[node] = v->offset[hier->node_ranks[hier->node_first[node]]];
+        for (int i = hier->node_first[node]; i < hier->node_first[node + 1]; ++i) {
+            run->block_bytes[node] += v->bytes[hier->node_ranks[i]];
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
 static void add_exchange(struct run *run, int which, bool needs_status)
 {
     struct stage *stage = add(run, STAGE_EXCHANGE);
@@ -195,16 +214,8 @@ int coll_async_hier_plan_allgatherv(struct run *run, const struct coll_async_sch
         }
     }
     if (0 == hier->slot) {
-        run->block_offset = malloc(sizeof(size_t) * (size_t) hier->node_count);
-        run->block_bytes = calloc((size_t) hier->node_count, sizeof(size_t));
-        if (NULL == run->block_offset || NULL == run->block_bytes) {
+        if (OMPI_SUCCESS != node_blocks(run)) {
             return OMPI_ERR_OUT_OF_RESOURCE;
-        }
-        for (int node = 0; node < hier->node_count; ++node) {
-            run->block_offset[node] = v->offset[hier->node_ranks[hier->node_first[node]]];
-            for (int i = hier->node_first[node]; i < hier->node_first[node + 1]; ++i) {
-                run->block_bytes[node] += v->bytes[hier->node_ranks[i]];
-            }
         }
         add_net(run, COLL_ASYNC_FAMILY_ALLGATHER, &hier->group, 0, by_node, 0, total);
     }
@@ -232,6 +243,26 @@ int coll_async_hier_v_unpack(const struct run *run)
     return OMPI_SUCCESS;
 }
 
+/* Between nodes: a ring reduce_scatter of the nodes' parts where each node's
+ * ranks are consecutive (its part one range of the vector) and the family's
+ * parameter leaves the ring (auto, ring); else an allreduce of the whole vector
+ * (recursive_doubling and rabenseifner name its algorithm). */
+static int add_leaders_stage(struct run *run, const struct coll_async_sched *op, char *result)
+{
+    struct coll_async_hier *hier = run->hier;
+    enum coll_async_alg alg = hier->algorithm[run->family];
+
+    if (!hier->rank_ordered || (COLL_ASYNC_ALG_AUTO != alg && COLL_ASYNC_ALG_RING != alg)) {
+        add_net(run, COLL_ASYNC_FAMILY_ALLREDUCE, &hier->group, 0, result, op->count, 0);
+        return OMPI_SUCCESS;
+    }
+    if (OMPI_SUCCESS != node_blocks(run)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    add_net(run, COLL_ASYNC_FAMILY_REDUCE_SCATTER, &hier->group, 0, result, op->count, 0);
+    return OMPI_SUCCESS;
+}
+
 int coll_async_hier_plan_reduce_scatter(struct run *run, const struct coll_async_sched *op)
 {
     struct coll_async_hier *hier = run->hier;
@@ -252,7 +283,11 @@ int coll_async_hier_plan_reduce_scatter(struct run *run, const struct coll_async
         add_copy(run, op->sbuf, result, op->bytes);
     }
     if (0 == hier->slot) {
-        add_net(run, COLL_ASYNC_FAMILY_ALLREDUCE, &hier->group, 0, result, op->count, 0);
+        int rc = add_leaders_stage(run, op, result);
+
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
     }
     if (hier->has_local) {
         run->exchange[0] = scatter_from_leader(run, leader, result, op->rbuf);

@@ -146,6 +146,26 @@ static void plan_ring_allreduce(struct plan *plan)
     }
 }
 
+/* Ring reduce_scatter: group index i's block (block_offset, block_bytes, whole
+ * elements) ends reduced at i; each step hands the block met one step earlier
+ * to the right, which folds its own in. */
+static void plan_ring_reduce_scatter(struct plan *plan)
+{
+    const struct coll_async_internode *x = plan->x;
+    const struct coll_async_leaders *g = x->group;
+    int n = g->size, p = ring_position(g);
+    int right = ring_index(g, p + 1), left = ring_index(g, p - 1);
+
+    for (int s = 0; s < n - 1; ++s) {
+        struct coll_async_internode_round *round = add_round(plan, s);
+        int out = ring_index(g, p - s - 1), in = ring_index(g, p - s - 2);
+
+        send_to(round, right, plan->data + x->block_offset[out], x->block_bytes[out]);
+        recv_reduce(plan, round, left, plan->data + x->block_offset[in],
+                    x->block_bytes[in] / plan->size);
+    }
+}
+
 /*
  * Groups of any size for the doubling algorithms: with p the largest power of
  * two <= n and r = n - p, the first 2r ranks pair up and the even one of each
@@ -507,7 +527,8 @@ static void plan_pairwise_alltoall(struct plan *plan)
 int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_family family)
 {
     int n = x->group->size;
-    bool reduces = COLL_ASYNC_FAMILY_ALLREDUCE == family || COLL_ASYNC_FAMILY_REDUCE == family;
+    bool reduces = COLL_ASYNC_FAMILY_ALLREDUCE == family || COLL_ASYNC_FAMILY_REDUCE == family
+                   || COLL_ASYNC_FAMILY_REDUCE_SCATTER == family;
     struct plan plan = {.x = x, .size = reduces ? x->reduction->size : 1, .data = x->buf};
     bool blocks = COLL_ASYNC_FAMILY_ALLGATHER == family || COLL_ASYNC_FAMILY_GATHER == family
                   || COLL_ASYNC_FAMILY_SCATTER == family || COLL_ASYNC_FAMILY_ALLTOALL == family;
@@ -520,7 +541,9 @@ int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_f
     x->scratch = NULL;
     x->transfers = NULL;
     x->error = NULL;
-    x->alg = coll_async_decision_between(family, x->alg, bytes, x->count, n);
+    x->alg = COLL_ASYNC_FAMILY_REDUCE_SCATTER == family
+                 ? COLL_ASYNC_ALG_RING /* the only one */
+                 : coll_async_decision_between(family, x->alg, bytes, x->count, n);
     if (n < 2 || (0 == bytes && COLL_ASYNC_FAMILY_BARRIER != family)) {
         return 0;
     }
@@ -535,7 +558,9 @@ int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_f
     }
     switch (x->alg) {
     case COLL_ASYNC_ALG_RING:
-        (COLL_ASYNC_FAMILY_ALLREDUCE == family ? plan_ring_allreduce : plan_ring_allgather)(&plan);
+        (COLL_ASYNC_FAMILY_ALLREDUCE == family        ? plan_ring_allreduce
+         : COLL_ASYNC_FAMILY_REDUCE_SCATTER == family ? plan_ring_reduce_scatter
+                                                      : plan_ring_allgather)(&plan);
         break;
     case COLL_ASYNC_ALG_RECURSIVE_DOUBLING:
         (COLL_ASYNC_FAMILY_ALLREDUCE == family ? plan_recursive_doubling_allreduce

@@ -54,7 +54,8 @@ struct coll_async_internode {
     const struct coll_async_leaders *group;
     uint64_t tag;            /* base tag, unique per collective in flight on the group */
     enum coll_async_alg alg; /* the parameter's, then what runs */
-    /* allreduce: in/out, count elements; bcast: bytes, the root's in, the others' out;
+    /* allreduce: in/out, count elements; reduce_scatter: the same, only each
+     * leader's block (block_offset, block_bytes: whole elements) reduced at the end; bcast: bytes, the root's in, the others' out;
      * reduce: every leader's input, the result at the root (the others' is
      * clobbered); allgather: the whole result, this leader's block in place;
      * gather: the root's result, each leader's block in place, its subtree's
@@ -65,7 +66,7 @@ struct coll_async_internode {
     const struct coll_async_reduction *reduction;
     size_t bytes;
     int root;                /* bcast, reduce: group index */
-    /* allgather: per group index; gather, scatter: per rank relative to the root
+    /* allgather, reduce_scatter: per group index; gather, scatter: per rank relative to the root
      * (the root's first), blocks of consecutive relative ranks adjacent */
     const size_t *block_offset, *block_bytes;
     void *recv_buf;          /* alltoall: what comes, per group index at block_offset too */
@@ -81,7 +82,7 @@ struct coll_async_internode {
 
 /* Resolves alg through the decision table (coll_async_decision_between()), plans
  * the rounds of family (allreduce, bcast, reduce, barrier, allgather, gather,
- * scatter, alltoall); 0 or -errno. */
+ * scatter, alltoall; reduce_scatter, always a ring); 0 or -errno. */
 int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_family family);
 
 /* Posts what can be posted: 0 done, COLL_ASYNC_INTERNODE_AGAIN, or -errno (x->error
