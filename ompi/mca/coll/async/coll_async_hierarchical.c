@@ -25,7 +25,8 @@
  * order; scatter backwards. alltoall: the node's send buffers gathered at its
  * first leader, node-pair aggregates exchanged between the leaders, the receive
  * buffers scattered back. Those three are planned in coll_async_hier_exchanges.c
- * (their data: coll_async_hier_rooted.c, coll_async_hier_alltoall.c); the run
+ * (their data: coll_async_hier_rooted.c, coll_async_hier_alltoall.c);
+ * allgatherv and reduce_scatter(_block) by node in coll_async_hier_v.c; the run
  * and its stages are in coll_async_hier_run.h.
  *
  * A leader that fails between nodes tells its node: before each broadcast from a
