@@ -74,6 +74,13 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
  * ranks (README) it did not pay: the flat exchange stays there. */
 #define AGGREGATED_BLOCK (4 * 1024)
 #define AGGREGATED_OVERHEADS_PER_LATENCY 5
+/* allgatherv and reduce_scatter(_block) by node (auto), up to this many bytes per
+ * rank on average: measured 1.1-7x faster than the flat exchange up to 4 KiB between
+ * 2 and 4 virtual nodes of 8 ranks, as fast or up to 2x slower at 32 KiB, up to
+ * 3.5x slower from 256 KiB on 4 nodes (README): the leaders carry every block (and
+ * reduce_scatter's leaders the whole vector) where the flat exchange spreads
+ * them over every rank. */
+#define BY_NODE_BLOCK (4 * 1024)
 /* An alltoall aggregated by node (auto), with 2 or more ranks per node: up to
  * ALLTOALL_MEASURED_BLOCK, where it measured 1.6-6x faster than the flat exchange
  * over loopback between 2 and 4 virtual nodes of 8 ranks (slower from 512 B;
@@ -81,13 +88,6 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
  * the R (n - R) transfers out that it saves (an o each) against the leaders'
  * nodes - 1 node-pair aggregates (5 o each) and the leader's four copies of R n
  * blocks (at 0.1 ns/B, o is 2000 B of copying). */
-/* allgatherv and reduce_scatter(_block) by node (auto), up to this many bytes per
- * rank on average: measured 1.1-7x faster than the flat exchange up to 4 KiB between
- * 2 and 4 virtual nodes of 8 ranks, as fast or up to 2x slower at 32 KiB, up to
- * 3.5x slower from 256 KiB on 4 nodes (README): the leaders carry every block (and
- * reduce_scatter's allreduce the whole vector) where the flat exchange spreads
- * them over every rank. */
-#define BY_NODE_BLOCK (4 * 1024)
 #define ALLTOALL_MEASURED_BLOCK 256
 #define ALLTOALL_AGGREGATED_BLOCK 1024
 #define COPY_BYTES_PER_OVERHEAD 2000
@@ -129,7 +129,10 @@ struct row {
     unsigned power_of_two_only;
 };
 
-#define BY_ALLREDUCE                                                                     \
+/* reduce_scatter and reduce_scatter_block by node: allreduce's leaders' algorithms
+ * (ring standing also for the leaders' ring reduce_scatter), by node up to
+ * BY_NODE_BLOCK. */
+#define REDUCE_SCATTER_BY_NODE                                                           \
     {.hierarchical = true,                                                               \
      .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING) | ALG(RABENSEIFNER),                    \
      .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,                                         \
@@ -209,12 +212,10 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                     .large = COLL_ASYNC_ALG_PAIRWISE,
                                     .large_uneven = COLL_ASYNC_ALG_PAIRWISE,
                                     .aggregated_up_to = ALLTOALL_AGGREGATED_BLOCK},
-    /* In node order where each node's ranks are consecutive and a kernel folds
-     * (coll_async_hier_scan.c): always, against the flat exchange's n (n - 1) / 2
-     * transfers. */
     /* By node (coll_async_hier_v.c): allgatherv through the leaders' allgather of
-     * node-sized blocks, reduce_scatter through the leaders' allreduce; their
-     * names force it and pick the leaders' algorithm. */
+     * node-sized blocks, reduce_scatter through the leaders' ring reduce_scatter
+     * (where each node's ranks are consecutive) or allreduce; their names force it
+     * and pick the leaders' algorithm. */
     [COLL_ASYNC_FAMILY_ALLGATHERV] = {.hierarchical = true,
                                       .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING),
                                       .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
@@ -225,8 +226,11 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                       .small_block = SMALL_ALLGATHER_BLOCK,
                                       .power_of_two_only = ALG(RECURSIVE_DOUBLING),
                                       .aggregated_up_to = BY_NODE_BLOCK},
-    [COLL_ASYNC_FAMILY_REDUCE_SCATTER] = BY_ALLREDUCE,
-    [COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK] = BY_ALLREDUCE,
+    [COLL_ASYNC_FAMILY_REDUCE_SCATTER] = REDUCE_SCATTER_BY_NODE,
+    [COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK] = REDUCE_SCATTER_BY_NODE,
+    /* In node order where each node's ranks are consecutive and a kernel folds
+     * (coll_async_hier_scan.c): always, against the flat exchange's n (n - 1) / 2
+     * transfers. */
     [COLL_ASYNC_FAMILY_SCAN] = {.hierarchical = true},
     [COLL_ASYNC_FAMILY_EXSCAN] = {.hierarchical = true},
     [COLL_ASYNC_FAMILY_NEIGHBOR_ALLGATHER] = {.over_mapper = true},
