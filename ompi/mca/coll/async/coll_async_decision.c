@@ -129,34 +129,26 @@ struct row {
     unsigned power_of_two_only;
 };
 
-/* reduce_scatter and reduce_scatter_block by node: allreduce's leaders' algorithms
- * (ring standing also for the leaders' ring reduce_scatter), by node up to
- * BY_NODE_BLOCK. */
-#define REDUCE_SCATTER_BY_NODE                                                           \
-    {.hierarchical = true,                                                               \
-     .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING) | ALG(RABENSEIFNER),                    \
-     .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,                                         \
-     .large = COLL_ASYNC_ALG_RABENSEIFNER,                                               \
-     .large_uneven = COLL_ASYNC_ALG_RING,                                                \
-     .latency_bound = COLL_ASYNC_ALG_RING,                                               \
-     .rival = COLL_ASYNC_ALG_RABENSEIFNER,                                               \
-     .small_bytes = SMALL_ALLREDUCE_BYTES,                                               \
-     .per_element = true,                                                                \
-     .aggregated_up_to = BY_NODE_BLOCK}
+/* The leaders' choices of allreduce, which reduce_scatter(_block) by node shares
+ * (ring standing also for the leaders' ring reduce_scatter), and of allgather,
+ * which allgatherv by node shares. */
+#define ALLREDUCE_BETWEEN_NODES                                                          \
+    .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING) | ALG(RABENSEIFNER),                     \
+    .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING, .large = COLL_ASYNC_ALG_RABENSEIFNER,    \
+    .large_uneven = COLL_ASYNC_ALG_RING, .latency_bound = COLL_ASYNC_ALG_RING,           \
+    .rival = COLL_ASYNC_ALG_RABENSEIFNER, .small_bytes = SMALL_ALLREDUCE_BYTES,          \
+    .per_element = true
+#define ALLGATHER_BETWEEN_NODES                                                          \
+    .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING), .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING, \
+    .large = COLL_ASYNC_ALG_RING, .large_uneven = COLL_ASYNC_ALG_RING,                   \
+    .uneven = COLL_ASYNC_ALG_RING, .small_bytes = SMALL_ALLGATHER_BYTES,                 \
+    .small_block = SMALL_ALLGATHER_BLOCK, .power_of_two_only = ALG(RECURSIVE_DOUBLING)
 
 static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
     [COLL_ASYNC_FAMILY_ALLREDUCE] = {.hierarchical = true,
                                      .numa = true,
-                                     .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING)
-                                             | ALG(RABENSEIFNER),
                                      .in_node = ALG(SINGLE_COPY) | ALG(STAGED),
-                                     .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
-                                     .large = COLL_ASYNC_ALG_RABENSEIFNER,
-                                     .large_uneven = COLL_ASYNC_ALG_RING,
-                                     .latency_bound = COLL_ASYNC_ALG_RING,
-                                     .rival = COLL_ASYNC_ALG_RABENSEIFNER,
-                                     .small_bytes = SMALL_ALLREDUCE_BYTES,
-                                     .per_element = true},
+                                     ALLREDUCE_BETWEEN_NODES},
     [COLL_ASYNC_FAMILY_BCAST] = {.hierarchical = true,
                                  .numa = true,
                                  .algs = ALG(BINOMIAL) | ALG(SCATTER_ALLGATHER) | ALG(MULTICAST),
@@ -170,15 +162,8 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
                                  .few_leaders = 2},
     [COLL_ASYNC_FAMILY_ALLGATHER] = {.hierarchical = true,
                                      .numa = true,
-                                     .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING),
                                      .in_node = ALG(SINGLE_COPY) | ALG(STAGED),
-                                     .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
-                                     .large = COLL_ASYNC_ALG_RING,
-                                     .large_uneven = COLL_ASYNC_ALG_RING,
-                                     .uneven = COLL_ASYNC_ALG_RING,
-                                     .small_bytes = SMALL_ALLGATHER_BYTES,
-                                     .small_block = SMALL_ALLGATHER_BLOCK,
-                                     .power_of_two_only = ALG(RECURSIVE_DOUBLING)},
+                                     ALLGATHER_BETWEEN_NODES},
     [COLL_ASYNC_FAMILY_REDUCE] = {.hierarchical = true,
                                   .numa = true,
                                   .algs = ALG(BINOMIAL),
@@ -217,17 +202,14 @@ static const struct row table[COLL_ASYNC_NUM_FAMILIES] = {
      * (where each node's ranks are consecutive) or allreduce; their names force it
      * and pick the leaders' algorithm. */
     [COLL_ASYNC_FAMILY_ALLGATHERV] = {.hierarchical = true,
-                                      .algs = ALG(RING) | ALG(RECURSIVE_DOUBLING),
-                                      .small = COLL_ASYNC_ALG_RECURSIVE_DOUBLING,
-                                      .large = COLL_ASYNC_ALG_RING,
-                                      .large_uneven = COLL_ASYNC_ALG_RING,
-                                      .uneven = COLL_ASYNC_ALG_RING,
-                                      .small_bytes = SMALL_ALLGATHER_BYTES,
-                                      .small_block = SMALL_ALLGATHER_BLOCK,
-                                      .power_of_two_only = ALG(RECURSIVE_DOUBLING),
+                                      ALLGATHER_BETWEEN_NODES,
                                       .aggregated_up_to = BY_NODE_BLOCK},
-    [COLL_ASYNC_FAMILY_REDUCE_SCATTER] = REDUCE_SCATTER_BY_NODE,
-    [COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK] = REDUCE_SCATTER_BY_NODE,
+    [COLL_ASYNC_FAMILY_REDUCE_SCATTER] = {.hierarchical = true,
+                                          ALLREDUCE_BETWEEN_NODES,
+                                          .aggregated_up_to = BY_NODE_BLOCK},
+    [COLL_ASYNC_FAMILY_REDUCE_SCATTER_BLOCK] = {.hierarchical = true,
+                                                ALLREDUCE_BETWEEN_NODES,
+                                                .aggregated_up_to = BY_NODE_BLOCK},
     /* In node order where each node's ranks are consecutive and a kernel folds
      * (coll_async_hier_scan.c): always, against the flat exchange's n (n - 1) / 2
      * transfers. */
