@@ -49,6 +49,7 @@
 #include "../../ompi/mca/coll/async/transport/coll_async_tcp_handshake.h"
 #include "../tcp_frames.h"
 #include "forked_ranks.h"
+#include "tcp_plain_socket.h"
 
 #define MAX_RANKS 4
 #define CHUNK (64 * 1024)
@@ -118,13 +119,6 @@ static int tcp_progress(struct coll_async_tcp *tcp)
     return t->ops->progress(t);
 }
 
-static int tcp_fd(struct coll_async_tcp *tcp)
-{
-    struct coll_async_transport *t = coll_async_tcp_transport(tcp);
-
-    return t->ops->fd(t);
-}
-
 static int tcp_address(const struct coll_async_tcp *tcp, void *blob, size_t size)
 {
     const struct coll_async_transport *t = coll_async_tcp_transport((struct coll_async_tcp *) tcp);
@@ -145,16 +139,6 @@ static void tcp_destroy(struct coll_async_tcp *tcp)
     struct coll_async_transport *t = coll_async_tcp_transport(tcp);
 
     t->ops->destroy(t);
-}
-
-/* Sleeps on the transport's fd when progress found nothing to do. */
-static void step(struct coll_async_tcp *tcp)
-{
-    struct pollfd pfd = {.fd = tcp_fd(tcp), .events = POLLIN};
-
-    if (0 == tcp_progress(tcp)) {
-        (void) poll(&pfd, 1, 1);
-    }
 }
 
 static void step_any(void *tcp)
@@ -907,59 +891,6 @@ static void test_connect_timeout(void **state)
 static void send_all(int fd, const void *data, size_t length)
 {
     assert_int_equal(send(fd, data, length, MSG_NOSIGNAL), (ssize_t) length);
-}
-
-/* Reads length bytes on the plain socket while the transport makes progress. */
-static void fake_read(struct coll_async_tcp *tcp, int fd, uint8_t *buffer, size_t length)
-{
-    size_t have = 0;
-
-    while (have < length) {
-        ssize_t n = recv(fd, buffer + have, length - have, MSG_DONTWAIT);
-
-        if (n > 0) {
-            have += (size_t) n;
-        } else {
-            assert_true(n < 0 && EAGAIN == errno);
-            step(tcp);
-        }
-    }
-}
-
-/* Progresses tcp until the plain socket reads end of stream (it was closed),
- * within seconds. */
-static void wait_closed(struct coll_async_tcp *tcp, int fd, double seconds)
-{
-    struct timespec start, now;
-    uint8_t byte;
-
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    for (;;) {
-        ssize_t n = recv(fd, &byte, 1, MSG_DONTWAIT);
-
-        if (0 == n || (n < 0 && ECONNRESET == errno)) {
-            return;
-        }
-        step(tcp);
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        assert_true(now.tv_sec - start.tv_sec + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
-    }
-}
-
-/* A plain socket connected to tcp's first listener. */
-static int connect_to(const struct coll_async_tcp *tcp)
-{
-    uint8_t blob[COLL_ASYNC_TCP_ADDRESS_MAX];
-    struct coll_async_tcp_addr addr;
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    int length = tcp_address(tcp, blob, sizeof(blob));
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    assert_int_equal(coll_async_tcp_address_decode(blob, (size_t) length, &addr, 1), 1);
-    sa.sin_addr = addr.addr;
-    sa.sin_port = htons(addr.port);
-    assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-    return fd;
 }
 
 /* Plays a connector that says it is process from: reads the challenge and sends

@@ -46,6 +46,7 @@
 #include "../../ompi/mca/coll/async/transport/coll_async_tcp_handshake.h"
 #include "../tcp_frames.h"
 #include "forked_ranks.h"
+#include "tcp_plain_socket.h"
 
 #define JOB_A 0x1230000u /* jobids: A's processes are named below B's */
 #define JOB_B 0x4560000u
@@ -126,15 +127,6 @@ static struct coll_async_tcp *open_as(int rank)
 static struct coll_async_transport *t_of(struct coll_async_tcp *tcp)
 {
     return coll_async_tcp_transport(tcp);
-}
-
-static void step(struct coll_async_tcp *tcp)
-{
-    struct pollfd pfd = {.fd = t_of(tcp)->ops->fd(t_of(tcp)), .events = POLLIN};
-
-    if (0 == t_of(tcp)->ops->progress(t_of(tcp))) {
-        (void) poll(&pfd, 1, 1);
-    }
 }
 
 /* Forked ranks: the pretend modex and barrier */
@@ -311,39 +303,6 @@ static void test_two_jobs(void **state)
 
 /* Forged hellos, in this process: A0's transport and a plain socket */
 
-static int connect_to(struct coll_async_tcp *tcp)
-{
-    uint8_t blob[COLL_ASYNC_TCP_ADDRESS_MAX];
-    struct coll_async_tcp_addr addr;
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    int length = t_of(tcp)->ops->address(t_of(tcp), blob, sizeof(blob));
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    assert_int_equal(coll_async_tcp_address_decode(blob, (size_t) length, &addr, 1), 1);
-    sa.sin_addr = addr.addr;
-    sa.sin_port = htons(addr.port);
-    assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-    return fd;
-}
-
-/* Reads length bytes on the plain socket while the transport makes progress. */
-static void fake_read(struct coll_async_tcp *tcp, int fd, uint8_t *buffer, size_t length)
-{
-    size_t have = 0;
-
-    while (have < length) {
-        ssize_t n = recv(fd, buffer + have, length - have, MSG_DONTWAIT);
-
-        if (n > 0) {
-            have += (size_t) n;
-        } else {
-            assert_true(n < 0 && EAGAIN == errno);
-            step(tcp);
-        }
-    }
-}
-
-/* A connection to tcp that says hello as from, to to, its tag under key. */
 static int fake_hello(struct coll_async_tcp *tcp, uint64_t from, uint64_t to,
                       const struct coll_async_key *key, struct coll_async_tcp_hello *hello,
                       uint8_t *challenge)
@@ -361,26 +320,6 @@ static int fake_hello(struct coll_async_tcp *tcp, uint64_t from, uint64_t to,
     coll_async_tcp_hello_encode(hello, frame + 32);
     assert_int_equal(send(fd, frame, sizeof(frame), MSG_NOSIGNAL), (ssize_t) sizeof(frame));
     return fd;
-}
-
-/* Progresses tcp until the plain socket is closed, within 3 s. */
-static void wait_closed(struct coll_async_tcp *tcp, int fd)
-{
-    struct timespec start, now;
-    uint8_t byte;
-
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    for (;;) {
-        ssize_t n = recv(fd, &byte, 1, MSG_DONTWAIT);
-
-        if (0 == n || (n < 0 && ECONNRESET == errno)) {
-            close(fd);
-            return;
-        }
-        step(tcp);
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        assert_true(now.tv_sec - start.tv_sec < 3);
-    }
 }
 
 static uint64_t refused(const struct coll_async_tcp *tcp)
@@ -408,15 +347,19 @@ static void test_forged_foreign_hellos(void **state)
     (void) state;
     assert_non_null(tcp);
     fd = fake_hello(tcp, name_of_rank(2), name_of_rank(0), &guess, &hello, challenge);
-    wait_closed(tcp, fd);
+    wait_closed(tcp, fd, 3);
+    close(fd);
     assert_int_equal(refused(tcp), 1);
     fd = fake_hello(tcp, name_of_rank(2), 0, test_key_of(0), &hello, challenge);
-    wait_closed(tcp, fd);
+    wait_closed(tcp, fd, 3);
+    close(fd);
     fd = fake_hello(tcp, name_of_rank(2), (uint64_t) JOB_B << 32, test_key_of(0), &hello,
                     challenge);
-    wait_closed(tcp, fd);
+    wait_closed(tcp, fd, 3);
+    close(fd);
     fd = fake_hello(tcp, name_of_rank(0), name_of_rank(0), test_key_of(0), &hello, challenge);
-    wait_closed(tcp, fd); /* itself */
+    wait_closed(tcp, fd, 3); /* itself */
+    close(fd);
     assert_int_equal(refused(tcp), 4);
     assert_int_equal(names.nforeign, 0);
     assert_int_equal(coll_async_tcp_connections(tcp), 0);
