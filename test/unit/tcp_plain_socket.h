@@ -20,10 +20,13 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
 #include "../../ompi/mca/coll/async/transport/coll_async_tcp.h"
+#include "../../ompi/mca/coll/async/transport/coll_async_tcp_handshake.h"
+#include "../tcp_frames.h"
 
 /* One progress call; sleeps on the transport's fd when it found nothing to do. */
 static inline void step(struct coll_async_tcp *tcp)
@@ -88,6 +91,26 @@ static inline void wait_closed(struct coll_async_tcp *tcp, int fd, double second
         clock_gettime(CLOCK_MONOTONIC, &now);
         assert_true(now.tv_sec - start.tv_sec + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
     }
+}
+
+/* Plays a connector on fd that says it is process from (a name) to process to:
+ * reads the challenge and sends a hello whose tag is made with key (the
+ * acceptor's, or a wrong one). */
+static inline void fake_hello(struct coll_async_tcp *tcp, int fd, uint64_t from, uint64_t to,
+                              const struct coll_async_key *key, struct coll_async_tcp_hello *hello,
+                              uint8_t *challenge)
+{
+    uint8_t frame[32 + COLL_ASYNC_TCP_HELLO_BYTES];
+
+    fake_read(tcp, fd, frame, 32 + COLL_ASYNC_TCP_CHALLENGE_BYTES);
+    assert_int_equal(frame[4], TEST_FRAME_CHALLENGE);
+    assert_int_equal(coll_async_tcp_challenge_decode(frame + 32, challenge), 0);
+    *hello = (struct coll_async_tcp_hello){.from = from, .to = to, .link = 0, .nlinks = 1};
+    memset(hello->nonce, 0x42, sizeof(hello->nonce));
+    hello->tag = coll_async_tcp_hello_tag(key, hello, challenge);
+    test_frame_header(frame, TEST_FRAME_HELLO, COLL_ASYNC_TCP_HELLO_BYTES, 0, 0, 0);
+    coll_async_tcp_hello_encode(hello, frame + 32);
+    assert_int_equal(send(fd, frame, sizeof(frame), MSG_NOSIGNAL), (ssize_t) sizeof(frame));
 }
 
 #endif /* TEST_TCP_PLAIN_SOCKET_H */

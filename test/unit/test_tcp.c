@@ -893,25 +893,6 @@ static void send_all(int fd, const void *data, size_t length)
     assert_int_equal(send(fd, data, length, MSG_NOSIGNAL), (ssize_t) length);
 }
 
-/* Plays a connector that says it is process from: reads the challenge and sends
- * a hello whose tag is made with key (the acceptor's, or a wrong one). */
-static void fake_hello(struct coll_async_tcp *tcp, int fd, uint32_t from, uint32_t to,
-                       const struct coll_async_key *key, struct coll_async_tcp_hello *hello,
-                       uint8_t *challenge)
-{
-    uint8_t frame[32 + COLL_ASYNC_TCP_HELLO_BYTES];
-
-    fake_read(tcp, fd, frame, 32 + COLL_ASYNC_TCP_CHALLENGE_BYTES);
-    assert_int_equal(frame[4], TEST_FRAME_CHALLENGE);
-    assert_int_equal(coll_async_tcp_challenge_decode(frame + 32, challenge), 0);
-    *hello = (struct coll_async_tcp_hello){.from = from, .to = to, .link = 0, .nlinks = 1};
-    memset(hello->nonce, 0x42, sizeof(hello->nonce));
-    hello->tag = coll_async_tcp_hello_tag(key, hello, challenge);
-    test_frame_header(frame, TEST_FRAME_HELLO, COLL_ASYNC_TCP_HELLO_BYTES, 0, 0, 0);
-    coll_async_tcp_hello_encode(hello, frame + 32);
-    send_all(fd, frame, sizeof(frame));
-}
-
 /* A proven peer 1 of tcp (process 0) on a plain socket, which connects before
  * tcp has added it: the ACK waits for add_peer, then it reads and checks it. */
 static int fake_proven_peer(struct coll_async_tcp *tcp)

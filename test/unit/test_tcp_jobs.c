@@ -303,22 +303,14 @@ static void test_two_jobs(void **state)
 
 /* Forged hellos, in this process: A0's transport and a plain socket */
 
-static int fake_hello(struct coll_async_tcp *tcp, uint64_t from, uint64_t to,
+/* A plain socket to tcp whose hello says it is from (see fake_hello). */
+static int connect_as(struct coll_async_tcp *tcp, uint64_t from, uint64_t to,
                       const struct coll_async_key *key, struct coll_async_tcp_hello *hello,
                       uint8_t *challenge)
 {
-    uint8_t frame[32 + COLL_ASYNC_TCP_HELLO_BYTES];
     int fd = connect_to(tcp);
 
-    fake_read(tcp, fd, frame, 32 + COLL_ASYNC_TCP_CHALLENGE_BYTES);
-    assert_int_equal(frame[4], TEST_FRAME_CHALLENGE);
-    assert_int_equal(coll_async_tcp_challenge_decode(frame + 32, challenge), 0);
-    *hello = (struct coll_async_tcp_hello){.from = from, .to = to, .link = 0, .nlinks = 1};
-    memset(hello->nonce, 0x42, sizeof(hello->nonce));
-    hello->tag = coll_async_tcp_hello_tag(key, hello, challenge);
-    test_frame_header(frame, TEST_FRAME_HELLO, COLL_ASYNC_TCP_HELLO_BYTES, 0, 0, 0);
-    coll_async_tcp_hello_encode(hello, frame + 32);
-    assert_int_equal(send(fd, frame, sizeof(frame), MSG_NOSIGNAL), (ssize_t) sizeof(frame));
+    fake_hello(tcp, fd, from, to, key, hello, challenge);
     return fd;
 }
 
@@ -346,25 +338,25 @@ static void test_forged_foreign_hellos(void **state)
 
     (void) state;
     assert_non_null(tcp);
-    fd = fake_hello(tcp, name_of_rank(2), name_of_rank(0), &guess, &hello, challenge);
+    fd = connect_as(tcp, name_of_rank(2), name_of_rank(0), &guess, &hello, challenge);
     wait_closed(tcp, fd, 3);
     close(fd);
     assert_int_equal(refused(tcp), 1);
-    fd = fake_hello(tcp, name_of_rank(2), 0, test_key_of(0), &hello, challenge);
+    fd = connect_as(tcp, name_of_rank(2), 0, test_key_of(0), &hello, challenge);
     wait_closed(tcp, fd, 3);
     close(fd);
-    fd = fake_hello(tcp, name_of_rank(2), (uint64_t) JOB_B << 32, test_key_of(0), &hello,
+    fd = connect_as(tcp, name_of_rank(2), (uint64_t) JOB_B << 32, test_key_of(0), &hello,
                     challenge);
     wait_closed(tcp, fd, 3);
     close(fd);
-    fd = fake_hello(tcp, name_of_rank(0), name_of_rank(0), test_key_of(0), &hello, challenge);
+    fd = connect_as(tcp, name_of_rank(0), name_of_rank(0), test_key_of(0), &hello, challenge);
     wait_closed(tcp, fd, 3); /* itself */
     close(fd);
     assert_int_equal(refused(tcp), 4);
     assert_int_equal(names.nforeign, 0);
     assert_int_equal(coll_async_tcp_connections(tcp), 0);
 
-    fd = fake_hello(tcp, name_of_rank(2), name_of_rank(0), test_key_of(0), &hello, challenge);
+    fd = connect_as(tcp, name_of_rank(2), name_of_rank(0), test_key_of(0), &hello, challenge);
     while (0 == names.nforeign) {
         step(tcp);
     }
