@@ -21,6 +21,10 @@ AC_DEFUN([MCA_ompi_coll_async_CONFIG], [
     coll_async_CPPFLAGS=
     coll_async_LDFLAGS=
     coll_async_LIBS=
+    # The plugin links libmpi, as Open MPI's own do, so that it loads where libmpi
+    # was opened with RTLD_LOCAL. In tree libmpi's libtool library brings the rest;
+    # the out-of-tree configure names the installed libraries instead.
+    coll_async_mpi_LIBADD='$(top_builddir)/ompi/lib$(OMPI_LIBMPI_NAME).la'
 
     # rdma-core: the verbs transport needs libibverbs and librdmacm.
     COLL_ASYNC_CHECK_VERBS
@@ -34,6 +38,7 @@ AC_DEFUN([MCA_ompi_coll_async_CONFIG], [
     AC_SUBST([coll_async_CPPFLAGS])
     AC_SUBST([coll_async_LDFLAGS])
     AC_SUBST([coll_async_LIBS])
+    AC_SUBST([coll_async_mpi_LIBADD])
 ])dnl
 
 # MCA_ompi_coll_async_POST_CONFIG(should-build)
