@@ -27,6 +27,11 @@
  *     sends its whole vector, and keeps its own slice of the fold;
  *   - barrier: a byte each way with every remote rank, so no rank leaves
  *     before the whole other group has entered.
+ * MPI_IN_PLACE: the standard gives it no meaning on an intercommunicator, but
+ * Open MPI passes it to allreduce itself (MPI_Comm_split_type, the agreement
+ * without ULFM) with the input in the receive buffer, as coll/inter reads it,
+ * and so does this file; everywhere else it is MPI_ERR_ARG, as Open MPI's
+ * argument checks say when they are on.
  * A collective across the groups is therefore as many transfers as pairs of
  * ranks that exchange data, not a tree: right and fully asynchronous, and
  * simple to trust; a local stage through each group's shared memory would cut
@@ -85,6 +90,12 @@ static ptrdiff_t extent_of(struct ompi_datatype_t *dtype)
     return extent;
 }
 
+/* Whether buf, which this rank would send from or receive into, is MPI_IN_PLACE. */
+static bool in_place(const void *buf)
+{
+    return MPI_IN_PLACE == buf;
+}
+
 /* root -1: allreduce. */
 int coll_async_intercomm_reduce(const struct coll_async_call *call, const void *sbuf,
                                 void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -94,7 +105,16 @@ int coll_async_intercomm_reduce(const struct coll_async_call *call, const void *
     bool sends = -1 == root || root >= 0, receives = -1 == root || MPI_ROOT == root;
     size_t scratch =
         receives ? (size_t) m * coll_async_exchange_scratch_block(dtype, (size_t) count) : 0;
-    struct coll_async_exchange *plan = plan_new(call, false, scratch);
+    struct coll_async_exchange *plan;
+
+    if (-1 == root && in_place(sbuf)) {
+        /* The receive buffer is read while it is sent, and written only once every
+         * block has crossed (coll_async_exchange_finish folds at the end). */
+        sbuf = rbuf;
+    } else if (sends && in_place(sbuf)) {
+        return MPI_ERR_ARG;
+    }
+    plan = plan_new(call, false, scratch);
 
     if (NULL != plan && sends) {
         coll_async_block_set(&plan->send[0], sbuf, (size_t) count, dtype);
@@ -139,8 +159,12 @@ int coll_async_intercomm_gather(const struct coll_async_call *call,
                                 const struct coll_async_side *send,
                                 const struct coll_async_side *recv, int root)
 {
-    struct coll_async_exchange *plan = plan_new(call, false, 0);
+    struct coll_async_exchange *plan;
 
+    if ((-1 == root || root >= 0) && in_place(send->buf)) {
+        return MPI_ERR_ARG;
+    }
+    plan = plan_new(call, false, 0);
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -160,8 +184,12 @@ int coll_async_intercomm_scatter(const struct coll_async_call *call,
                                  const struct coll_async_side *send,
                                  const struct coll_async_side *recv, int root)
 {
-    struct coll_async_exchange *plan = plan_new(call, true, 0);
+    struct coll_async_exchange *plan;
 
+    if (root >= 0 && in_place(recv->buf)) {
+        return MPI_ERR_ARG;
+    }
+    plan = plan_new(call, true, 0);
     if (NULL != plan && MPI_ROOT == root) {
         for (int rank = 0; rank < plan->nranks; ++rank) {
             coll_async_side_block(send, rank, &plan->send[rank]);
@@ -176,8 +204,12 @@ int coll_async_intercomm_alltoall(const struct coll_async_call *call,
                                   const struct coll_async_side *send,
                                   const struct coll_async_side *recv)
 {
-    struct coll_async_exchange *plan = plan_new(call, true, 0);
+    struct coll_async_exchange *plan;
 
+    if (in_place(send->buf)) {
+        return MPI_ERR_ARG;
+    }
+    plan = plan_new(call, true, 0);
     for (int rank = 0; NULL != plan && rank < plan->nranks; ++rank) {
         coll_async_side_block(send, rank, &plan->send[rank]);
         coll_async_side_block(recv, rank, &plan->recv[rank]);
@@ -194,6 +226,9 @@ int coll_async_intercomm_reduce_scatter(const struct coll_async_call *call, cons
     size_t total = 0, offset = 0, block;
     struct coll_async_exchange *plan;
 
+    if (in_place(sbuf)) {
+        return MPI_ERR_ARG;
+    }
     if (NULL == rcounts) {
         /* Both groups' vectors are n * rcount long: block r of m goes to remote r. */
         size_t theirs = (size_t) n * (size_t) rcount / (size_t) m;
