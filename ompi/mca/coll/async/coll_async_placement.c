@@ -36,18 +36,22 @@
 
 #include "coll_async.h"
 
-/* Adds to taken the CPUs the other ranks of the job on this node are bound to. */
+/* Adds to taken the CPUs the other ranks of the job on this node are bound to.
+ * The job's processes, not MPI_COMM_WORLD's: a program of MPI-4 Sessions has
+ * no MPI_COMM_WORLD. */
 static void add_neighbours(hwloc_bitmap_t taken)
 {
-    ompi_communicator_t *world = &ompi_mpi_comm_world.comm;
+    size_t nprocs = 0;
+    ompi_proc_t **procs = ompi_proc_world(&nprocs);
 
-    for (int rank = 0; rank < ompi_comm_size(world); ++rank) {
-        ompi_proc_t *proc = ompi_comm_peer_lookup(world, rank);
+    for (size_t i = 0; NULL != procs && i < nprocs; ++i) {
+        ompi_proc_t *proc = procs[i];
         hwloc_bitmap_t theirs;
         char *cpuset = NULL;
         int rc;
 
-        if (rank == ompi_comm_rank(world) || !OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
+        if (NULL == proc || proc == ompi_proc_local()
+            || !OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
             continue;
         }
         COLL_ASYNC_MODEX_RECV_CPUSET(rc, &proc->super.proc_name, &cpuset);
@@ -61,6 +65,7 @@ static void add_neighbours(hwloc_bitmap_t taken)
         hwloc_bitmap_free(theirs);
         free(cpuset);
     }
+    free(procs);
 }
 
 /* The last PU of domain that no rank here is bound to and the job may use. */
