@@ -436,6 +436,35 @@ static int async_reduce_local(const void *inbuf, void *inoutbuf, int count,
     return OMPI_SUCCESS;
 }
 
+#if OMPI_MAJOR_VERSION >= 5
+/*
+ * MPIX_Comm_agree and MPIX_Comm_iagree (ULFM, Open MPI 5): flag folded with op
+ * (a bitwise AND) over the communicator, as this module's allreduce in place, so
+ * that a job with coll/async alone, where nothing else provides them, can call
+ * them. Without failures that is the agreement; it is not fault tolerant: where a
+ * process has failed it returns that collective's error. coll/ftagree's own,
+ * where selected too, is kept (coll_async_module.c).
+ */
+static int async_agree(void *contrib, int count, struct ompi_datatype_t *dtype,
+                       struct ompi_op_t *op, struct ompi_group_t **failed, bool update_failed,
+                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    (void) failed;
+    (void) update_failed;
+    return async_allreduce(MPI_IN_PLACE, contrib, count, dtype, op, comm, module);
+}
+
+static int async_iagree(void *contrib, int count, struct ompi_datatype_t *dtype,
+                        struct ompi_op_t *op, struct ompi_group_t **failed, bool update_failed,
+                        struct ompi_communicator_t *comm, ompi_request_t **request,
+                        mca_coll_base_module_t *module)
+{
+    (void) failed;
+    (void) update_failed;
+    return async_iallreduce(MPI_IN_PLACE, contrib, count, dtype, op, comm, request, module);
+}
+#endif
+
 void mca_coll_async_dispatch_install(mca_coll_base_module_t *module)
 {
 #define INSTALL(U, l)                          \
@@ -445,4 +474,8 @@ void mca_coll_async_dispatch_install(mca_coll_base_module_t *module)
     COLL_ASYNC_FAMILIES(INSTALL)
 #undef INSTALL
     module->coll_reduce_local = async_reduce_local;
+#if OMPI_MAJOR_VERSION >= 5
+    module->coll_agree = async_agree;
+    module->coll_iagree = async_iagree;
+#endif
 }

@@ -314,6 +314,14 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     mca_coll_async_module_t *module = (mca_coll_async_module_t *) base;
 
     module->below = *comm->c_coll;
+#if OMPI_MAJOR_VERSION >= 5
+    /* A fault-tolerant agreement selected below (coll/ftagree) stays: this
+     * module's is only for where there is none. */
+    if (NULL != module->below.coll_agree) {
+        module->super.coll_agree = NULL;
+        module->super.coll_iagree = NULL;
+    }
+#endif
     mca_coll_async_place_progress_thread(&mca_coll_async_component.config);
     mca_coll_async_node_report(comm);
     if (OMPI_COMM_IS_INTER(comm)) {
