@@ -47,6 +47,11 @@ struct coll_async_stream {
     struct coll_async_stream *next_ready; /* progress thread only */
     bool listed;                          /* progress thread only */
     volatile int32_t posted;              /* posted and not yet finished */
+    /* Asked before each step of the stream's ops, by whichever thread steps them:
+     * nonzero ends the op with that status (a communicator whose processes have
+     * failed, coll_async_module.c). NULL: never. */
+    int (*abandoned)(void *owner);
+    void *owner;
 };
 
 struct coll_async_op {

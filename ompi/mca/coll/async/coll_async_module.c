@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ompi/mca/coll/base/coll_base_util.h"
+#include "ompi/runtime/params.h"
 #include "opal/util/output.h"
 
 #include "coll_async.h"
@@ -309,11 +310,32 @@ struct coll_async_peers *mca_coll_async_module_peers(mca_coll_async_module_t *mo
     return peers;
 }
 
+#if OPAL_ENABLE_FT_MPI
+/* Under ULFM a process of the communicator has failed (its collectives are
+ * revoked) or the communicator was revoked: the collectives in flight end with
+ * MPI's error instead of waiting for the dead. Read by the progress thread too. */
+static int comm_failed(void *owner)
+{
+    struct ompi_communicator_t *comm = owner;
+
+    if (__atomic_load_n(&comm->comm_revoked, __ATOMIC_RELAXED)) {
+        return MPI_ERR_REVOKED;
+    }
+    return __atomic_load_n(&comm->coll_revoked, __ATOMIC_RELAXED) ? MPI_ERR_PROC_FAILED : 0;
+}
+#endif
+
 static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_t *comm)
 {
     mca_coll_async_module_t *module = (mca_coll_async_module_t *) base;
 
     module->below = *comm->c_coll;
+#if OPAL_ENABLE_FT_MPI
+    if (ompi_ftmpi_enabled) {
+        module->stream.abandoned = comm_failed;
+        module->stream.owner = comm;
+    }
+#endif
 #if OMPI_MAJOR_VERSION >= 5
     /* A fault-tolerant agreement selected below (coll/ftagree) stays: this
      * module's is only for where there is none. */
@@ -321,6 +343,11 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
         module->super.coll_agree = NULL;
         module->super.coll_iagree = NULL;
     }
+#    if OPAL_ENABLE_FT_MPI
+    else if (ompi_ftmpi_enabled && comm == &ompi_mpi_comm_world.comm) {
+        mca_coll_async_show_help(0 == ompi_comm_rank(comm), "no fault-tolerant agreement");
+    }
+#    endif
 #endif
     mca_coll_async_place_progress_thread(&mca_coll_async_component.config);
     mca_coll_async_node_report(comm);

@@ -74,6 +74,7 @@ int coll_async_native_run(const struct coll_async_call *call, struct coll_async_
         rc = driven ? coll_async_engine_run_driven(&op->base, progress)
                     : coll_async_engine_run(&op->base, progress);
         mca_coll_async_say_failure(op->base.failure);
+        rc = mca_coll_async_mpi_error(rc);
         coll_async_op_free_plan(&op->base);
         return rc;
     case COLL_ASYNC_NONBLOCKING:

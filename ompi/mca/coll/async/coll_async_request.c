@@ -118,7 +118,7 @@ static void op_finished(struct coll_async_op *op, int status)
         (mca_coll_async_request_t *) ((char *) op - offsetof(mca_coll_async_request_t, op.base));
     mca_coll_async_request_t *head;
 
-    request->base.super.req_status.MPI_ERROR = OMPI_SUCCESS == status ? MPI_SUCCESS : MPI_ERR_INTERN;
+    request->base.super.req_status.MPI_ERROR = mca_coll_async_mpi_error(status);
     /* A failure to report waits for an application thread, which says it. */
     if (opal_using_threads() && NULL == op->failure) {
         complete(request);

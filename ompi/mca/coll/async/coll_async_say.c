@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ompi/errhandler/errcode-internal.h"
+#include "ompi/runtime/params.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 #include "opal/util/show_help.h"
@@ -149,6 +151,21 @@ void mca_coll_async_say_failure(const struct coll_async_failure *failure)
         mca_coll_async_show_help(true, failure->topic, failure->communicator, failure->rank,
                                  failure->error);
     }
+}
+
+int mca_coll_async_mpi_error(int status)
+{
+    if (OMPI_SUCCESS == status || status > 0) {
+        return status;
+    }
+#if OPAL_ENABLE_FT_MPI
+    /* A peer's death reaches a rank through its transports (or its node's leader)
+     * before ULFM's notice, and as more than one error. */
+    if (ompi_ftmpi_enabled && OMPI_ERR_OUT_OF_RESOURCE != status) {
+        return MPI_ERR_PROC_FAILED;
+    }
+#endif
+    return ompi_errcode_get_mpi_code(status);
 }
 
 bool mca_coll_async_first_process(void)

@@ -42,6 +42,12 @@ void mca_coll_async_show_help(bool speaker, const char *topic, ...);
 struct coll_async_failure;
 void mca_coll_async_say_failure(const struct coll_async_failure *failure);
 
+/* The MPI error code a collective that ended with status returns: MPI's own
+ * codes (ULFM's, coll_async_module.c) as they are; under ULFM a failure other
+ * than memory's is a peer's, MPI_ERR_PROC_FAILED, which the application can
+ * recover from; elsewhere Open MPI's codes translated. */
+int mca_coll_async_mpi_error(int status);
+
 /* A verbose line from a thread that may be the progress thread (opal_output is
  * not for two threads at once unless Open MPI runs threaded): kept, and printed
  * by the next application thread that progresses (say_pending), or at close. */
