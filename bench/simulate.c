@@ -56,7 +56,7 @@ static const struct family_row families[] = {
 };
 #define NUM_FAMILIES ((int) (sizeof(families) / sizeof(families[0])))
 
-/* 100 Gb/s InfiniBand (EDR) and 25 GbE over TCP: README says where from. */
+/* 100 Gb/s InfiniBand (EDR) and 25 GbE over TCP: docs/performance.md says where from. */
 static const struct sim_params infiniband = {.latency = 0.6e-6, .overhead = 0.2e-6,
                                              .gap = 0.08e-9, .reduce = 0.1e-9,
                                              .ack = 0.2e-6, .verbs = true};

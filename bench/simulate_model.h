@@ -12,7 +12,7 @@
  * (coll_async_internode_start() for every rank of a group of N, no network)
  * priced with a LogGP-style cost per message, and a model of the multicast bcast,
  * which has no plan of rounds. What the parameters stand for and where their
- * defaults come from: the README's Benchmarks section.
+ * defaults come from: docs/performance.md, "Between nodes at scale".
  *
  * Pure C, no MPI.
  */

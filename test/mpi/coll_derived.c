@@ -45,7 +45,7 @@
  * combination's types' primitives; each side's count is that divided by the
  * primitives of its own type.
  *
- * coll/async's known limit (README): a contiguous datatype on one rank and a
+ * coll/async's known limit (docs/support.md): a contiguous datatype on one rank and a
  * non-contiguous one on another in the same bcast or allgather would take two
  * schedules and hang. So bcast runs only combinations whose types are all
  * contiguous or all non-contiguous, and allgather only those where every rank
@@ -129,7 +129,7 @@ struct prim {
 
 struct ttype {
     const char *name;
-    int contiguous; /* data without holes, extent = size: one kind for the README limit */
+    int contiguous; /* data without holes, extent = size: one kind for that known limit */
     int nprim;      /* primitive elements per element */
     struct prim prim[MAX_PRIMS];
     ptrdiff_t lb;

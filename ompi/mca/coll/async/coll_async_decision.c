@@ -47,7 +47,7 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
     "rooted_chunks", "flags"};
 
 /* The thresholds. Between nodes: AUTO's choices, measured with bench/compare -V
- * over loopback (README). */
+ * over loopback (docs/performance.md). */
 #define SMALL_ALLREDUCE_BYTES (16 * 1024)
 #define SMALL_BCAST_BYTES (128 * 1024)
 #define SMALL_ALLGATHER_BYTES (64 * 1024)
@@ -55,7 +55,7 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
  * ring's n - 1 (bench/simulate: ring cost 3-125 times as much with blocks of 64 B
  * to 4 KiB at 64-4096 nodes); the same as the whole at the 4 nodes measured. */
 #define SMALL_ALLGATHER_BLOCK (16 * 1024)
-/* Between nodes at scale, from bench/simulate (README): about one message's
+/* Between nodes at scale, from bench/simulate (docs/performance.md): about one message's
  * latency in bytes on 100 Gb/s InfiniBand (1 us at 12.5 GB/s), set a little
  * below it where the simulator's crossovers fell (the reductions and the fold
  * move more than the latencies' count says). An algorithm with
@@ -65,26 +65,26 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
  * with n: below it, at 100-4096 nodes, it cost 2-54 times its rival. */
 #define LATENCY_BYTES (10 * 1024)
 /* A gather or scatter aggregated by node (auto), from bench/simulate's LogGP
- * defaults for InfiniBand (L 0.6 us, o 0.2 us, G 0.08 ns/B; README): up to a few
+ * defaults for InfiniBand (L 0.6 us, o 0.2 us, G 0.08 ns/B; docs/performance.md): up to a few
  * times o / G per rank, where a message's overhead still counts (larger blocks
  * are bandwidth-bound, and the aggregation only adds copies), and where the
  * root's transfers with other nodes that it saves (an o each) pay for its
  * ceil(log2 nodes) latencies between nodes (L + 2o each, 5 o) and the node's
  * stage (about 5 o more). Over loopback TCP between 2 and 4 virtual nodes of 8
- * ranks (README) it did not pay: the flat exchange stays there. */
+ * ranks (docs/performance.md) it did not pay: the flat exchange stays there. */
 #define AGGREGATED_BLOCK (4 * 1024)
 #define AGGREGATED_OVERHEADS_PER_LATENCY 5
 /* allgatherv and reduce_scatter(_block) by node (auto), up to this many bytes per
  * rank on average: measured 1.1-7x faster than the flat exchange up to 4 KiB between
  * 2 and 4 virtual nodes of 8 ranks, as fast or up to 2x slower at 32 KiB, up to
- * 3.5x slower from 256 KiB on 4 nodes (README): the leaders carry every block (and
+ * 3.5x slower from 256 KiB on 4 nodes (docs/performance.md): the leaders carry every block (and
  * reduce_scatter's leaders the whole vector) where the flat exchange spreads
  * them over every rank. */
 #define BY_NODE_BLOCK (4 * 1024)
 /* An alltoall aggregated by node (auto), with 2 or more ranks per node: up to
  * ALLTOALL_MEASURED_BLOCK, where it measured 1.6-6x faster than the flat exchange
  * over loopback between 2 and 4 virtual nodes of 8 ranks (slower from 512 B;
- * README); up to ALLTOALL_AGGREGATED_BLOCK where the same model says so: per node
+ * docs/performance.md); up to ALLTOALL_AGGREGATED_BLOCK where the same model says so: per node
  * the R (n - R) transfers out that it saves (an o each) against the leaders'
  * nodes - 1 node-pair aggregates (5 o each) and the leader's four copies of R n
  * blocks (at 0.1 ns/B, o is 2000 B of copying). */

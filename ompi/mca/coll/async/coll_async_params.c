@@ -343,8 +343,8 @@ static int register_multicast(void)
                       "bcasts of coll_async_mcast_min_bytes and more over a UD multicast group "
                       "of the nodes' leaders (when every leader has an RDMA port and verbs "
                       "reaches every other). 0: auto never does. The default is "
-                      "bench/simulate's, not measured on hardware (see the README): tune it "
-                      "there.",
+                      "bench/simulate's, not measured on hardware (see docs/performance.md): "
+                      "tune it there.",
                       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->mcast_min_nodes);
     if (rc < 0) {
         return rc;

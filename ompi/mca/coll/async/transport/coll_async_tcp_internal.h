@@ -24,8 +24,8 @@
  * with YIELD and closes: the higher id then waits for the lower id's; without
  * it, a connection closed before its ACK is a peer that went away.
  *
- * What a connection must show before it is trusted (the README's security
- * section says why): until its HELLO checks out, an accepted connection is
+ * What a connection must show before it is trusted (docs/security.md
+ * says why): until its HELLO checks out, an accepted connection is
  * nobody's link; it holds one small buffer, a deadline (connect_timeout_ms: the
  * connector's own patience) and a place among at most max_unproven such
  * connections, the oldest closed when a new one comes; anything wrong closes
