@@ -193,12 +193,15 @@ static int register_algorithm(enum coll_async_family family)
         snprintf(inside_help, sizeof(inside_help),
                  " %s: the shared-memory schedule inside a node, at every size (single_copy: "
                  "one copy from the peers' own buffers, needs CMA; staged: slot-sized chunks "
-                 "through the slots; rooted_chunks: the others hand their chunks to the root); "
+                 "through the slots%s); "
                  "between nodes the leaders' algorithm stays auto, and a node stage follows the "
                  "parameter of its own family (an allreduce across nodes reduces and bcasts "
                  "inside each node). Where the schedule cannot run (single_copy without CMA) "
                  "the component chooses, said at verbose level 1.%s",
                  inside,
+                 coll_async_decision_accepts(family, COLL_ASYNC_ALG_ROOTED_CHUNKS)
+                     ? "; rooted_chunks: the others hand their chunks to the root"
+                     : "",
                  COLL_ASYNC_FAMILY_ALLREDUCE == family || COLL_ASYNC_FAMILY_REDUCE == family
                      ? " The small reductions' modes are coll_async_reduce_mode's, taken where "
                        "auto chooses them."
@@ -503,7 +506,8 @@ int mca_coll_async_params_register(mca_coll_async_component_t *c)
                       "the collectives of every communicator; components with a lower "
                       "priority remain as the modules it can delegate to. On an "
                       "intercommunicator it asks one more (above inter's 40), and 0 on one "
-                      "to another job's processes, which it does not reach. A negative "
+                      "to another job's processes where it cannot reach them (over TCP, "
+                      "which every process of both jobs must have open). A negative "
                       "value disables it.",
                       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &c->priority);
     if (rc < 0) {
