@@ -496,7 +496,8 @@ static int register_network(void)
                       "anywhere is ignored whole, with a message naming its line; a "
                       "communicator uses the rows only where every one of its ranks read the "
                       "same rows (say, a file on a shared file system), else the built-in "
-                      "thresholds, said at verbose level 1. Empty (the default): none.",
+                      "thresholds, with a message. Verbose level 1 says which row of the "
+                      "file chose each leaders' algorithm. Empty (the default): none.",
                       MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, &c->tuning_file);
     if (rc < 0) {
         return rc;
