@@ -75,6 +75,7 @@ typedef struct mca_coll_async_component_t {
     int leaders;
     size_t multi_leader_bytes;
     bool profile_ring;
+    char *tuning_file;
     double mcast_drop_fraction;
     int mcast_min_nodes;
     int mcast_max_nodes;
@@ -120,6 +121,8 @@ OBJ_CLASS_DECLARATION(mca_coll_async_module_t);
  * filled from the rest. */
 int mca_coll_async_params_register(mca_coll_async_component_t *component);
 int mca_coll_async_params_check(mca_coll_async_component_t *component);
+/* Frees what the check read (the tuning file's rows); at close. */
+void mca_coll_async_params_fini(mca_coll_async_component_t *component);
 
 /* coll_async_pvars.c: MPI_T counters coll_async_<collective>_<path>. */
 extern volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];

@@ -35,9 +35,11 @@
 #define CARD_MAGIC1 0x4d
 #define CARD_VERSION 1
 #define HEADER_BYTES 24
+/* After the blobs: the tuning file's digest (a card without it: none). */
+#define TUNING_BYTES 8
 #define CARD_BYTES_MAX                       \
     (HEADER_BYTES + COLL_ASYNC_NODE_NAME_MAX \
-     + COLL_ASYNC_CARD_NUM_BLOBS * (2 + COLL_ASYNC_CARD_BLOB_MAX))
+     + COLL_ASYNC_CARD_NUM_BLOBS * (2 + COLL_ASYNC_CARD_BLOB_MAX) + TUNING_BYTES)
 
 /* A card read from the modex, kept per process; also kept when there was
  * none, so that a process without coll/async costs one lookup, not one each
@@ -127,6 +129,9 @@ int mca_coll_async_card_publish(void)
         memcpy(encoded + length + 2, cards.blobs[b], cards.mine.blob_length[b]);
         length += 2 + cards.mine.blob_length[b];
     }
+    put_be(encoded + length, (uint32_t) (cards.mine.tuning >> 32), 4);
+    put_be(encoded + length + 4, (uint32_t) cards.mine.tuning, 4);
+    length += TUNING_BYTES;
     COLL_ASYNC_MODEX_SEND_BLOB(rc, CARD_KEY, encoded, length);
     return OPAL_SUCCESS == rc ? OMPI_SUCCESS : OMPI_ERROR;
 }
@@ -195,6 +200,9 @@ static struct entry *decode(const uint8_t *p, size_t length)
         memcpy(copy, p + at + 2, blob_length[b]);
         copy += blob_length[b];
         at += 2 + blob_length[b];
+    }
+    if (length >= at + TUNING_BYTES) {
+        entry->card.tuning = (uint64_t) get_be(p + at, 4) << 32 | get_be(p + at + 4, 4);
     }
     return entry;
 }

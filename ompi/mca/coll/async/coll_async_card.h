@@ -48,6 +48,8 @@ struct coll_async_card {
     int numa;   /* NUMA domain of its binding, or COLL_ASYNC_TOPOLOGY_NUMA_SEVERAL */
     uint16_t blob_length[COLL_ASYNC_CARD_NUM_BLOBS]; /* 0: none */
     uint8_t *blob[COLL_ASYNC_CARD_NUM_BLOBS];
+    /* The digest of the tuning file's rows it read (coll_async_tuning.h), 0: none. */
+    uint64_t tuning;
 };
 
 /* Draws this process's key and notes its place; before any other call. */

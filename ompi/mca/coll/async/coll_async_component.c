@@ -81,6 +81,10 @@ static int async_open(void)
     if (OMPI_SUCCESS == rc) {
         rc = mca_coll_async_card_init();
     }
+    if (OMPI_SUCCESS == rc && NULL != mca_coll_async_component.config.tuning) {
+        /* What this process read, for its communicators to compare. */
+        mca_coll_async_card_mine()->tuning = mca_coll_async_component.config.tuning->digest;
+    }
     if (OMPI_SUCCESS == rc) {
         rc = mca_coll_async_network_open(&mca_coll_async_component.config); /* its addresses on the card */
     }
@@ -95,6 +99,7 @@ static int async_close(void)
     mca_coll_async_card_fini();
     mca_coll_async_requests_fini();
     mca_coll_async_node_topology_fini();
+    mca_coll_async_params_fini(&mca_coll_async_component);
     mca_coll_async_say_close();
     return OMPI_SUCCESS;
 }

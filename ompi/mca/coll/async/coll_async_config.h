@@ -25,6 +25,7 @@
 #include "coll_async_collectives.h"
 #include "coll_async_decision.h"
 #include "coll_async_parse.h"
+#include "coll_async_tuning.h"
 #include "transport/coll_async_channel.h"
 
 struct coll_async_config {
@@ -50,6 +51,11 @@ struct coll_async_config {
     size_t multi_leader_bytes;
     enum coll_async_alg algorithm[COLL_ASYNC_NUM_FAMILIES];
     bool profile_ring;
+    /* The tuning file's rows, read once at open (NULL: no file, or one refused),
+     * and its name as given; a communicator uses them where every rank read the
+     * same rows (coll_async_hier.c). */
+    const struct coll_async_tuning *tuning;
+    const char *tuning_file;
 
     /* The transports between nodes: TCP's interfaces (lists as given, "": all),
      * connections per peer (0: one per interface pair), connection deadline and

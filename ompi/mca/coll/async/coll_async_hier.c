@@ -37,19 +37,25 @@ int coll_async_hier_local_index(const struct coll_async_hier *hier, int rank)
 }
 
 /* Every rank's place, from its card: node (numbered by first appearance in
- * comm) and NUMA domain. */
+ * comm) and NUMA domain; in *differs, the first rank whose card's tuning file
+ * digest is not this rank's (-1: none). */
 static int read_places(struct ompi_communicator_t *comm, struct coll_async_topology_place *places,
-                       int *node_count)
+                       int *node_count, int *differs)
 {
     int size = ompi_comm_size(comm), known = 0;
     const struct coll_async_card **cards = malloc(sizeof(*cards) * (size_t) size);
     int *renumbered = NULL; /* per node of the cards: its number in comm, or -1 */
     int rc = NULL == cards ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
 
+    *differs = -1;
     for (int rank = 0; rank < size && OMPI_SUCCESS == rc; ++rank) {
         cards[rank] = mca_coll_async_card_of(ompi_comm_peer_lookup(comm, rank));
         rc = NULL == cards[rank] ? OMPI_ERR_NOT_FOUND : OMPI_SUCCESS;
         known = OMPI_SUCCESS == rc && cards[rank]->node >= known ? cards[rank]->node + 1 : known;
+        if (OMPI_SUCCESS == rc && *differs < 0
+            && cards[rank]->tuning != mca_coll_async_card_mine()->tuning) {
+            *differs = rank;
+        }
     }
     if (OMPI_SUCCESS == rc && NULL == (renumbered = malloc(sizeof(int) * (size_t) known))) {
         rc = OMPI_ERR_OUT_OF_RESOURCE;
@@ -305,6 +311,54 @@ static void report(const struct coll_async_hier *hier, struct ompi_communicator_
                         "barrier %s",
                         comm->c_name, coll_async_comm_cid(comm), hier->node_count, allreduce,
                         hier->multi_leader_bytes, bcast, allgather, reduce, barrier);
+    if (NULL != hier->tuning) {
+        opal_output_verbose(level, mca_coll_async_output,
+                            "coll:async: %s (cid %u): tuning file %s (%d rows, read alike by "
+                            "every rank): its rows choose the leaders' algorithm where the "
+                            "family's parameter is auto, the thresholds above elsewhere; the "
+                            "first call each row chooses is said",
+                            comm->c_name, coll_async_comm_cid(comm), hier->tuning_file,
+                            hier->tuning->row_count);
+    }
+}
+
+/* The tuning file's rows where every rank read the same ones (the digests on
+ * their cards, which every rank compares alike: all use them or none does).
+ * Where they differ, the job's first process says so once, and verbose level 1
+ * per communicator. */
+static int use_tuning(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
+                      const struct coll_async_config *config, int differs)
+{
+    static bool said;
+
+    hier->tuning_file = config->tuning_file;
+    if ('\0' == config->tuning_file[0]) {
+        return OMPI_SUCCESS;
+    }
+    if (differs >= 0) {
+        int other = hier->rank == differs ? 0 : differs;
+
+        if (!said && mca_coll_async_first_process()) {
+            said = true;
+            mca_coll_async_show_help(true, "tuning file differs", config->tuning_file,
+                                     comm->c_name, other, hier->rank);
+        }
+        opal_output_verbose(0 == hier->rank ? 1 : 2, mca_coll_async_output,
+                            "coll:async: %s (cid %u): tuning file %s not used: rank %d read "
+                            "other rows than rank %d (or none); the built-in thresholds choose",
+                            comm->c_name, coll_async_comm_cid(comm), config->tuning_file, other,
+                            hier->rank);
+        return OMPI_SUCCESS;
+    }
+    if (NULL == config->tuning) {
+        return OMPI_SUCCESS; /* refused everywhere: said at open */
+    }
+    hier->tuning_said = calloc((size_t) config->tuning->row_count + 1, 1);
+    if (NULL == hier->tuning_said) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    hier->tuning = config->tuning;
+    return OMPI_SUCCESS;
 }
 
 /* The hierarchy's data, before the shared memory of this node. */
@@ -351,7 +405,10 @@ struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *com
     struct coll_async_hier *hier = NULL;
     const char *why = "a process published no place (out of memory, or no coll/async)";
 
-    rc = NULL == places ? OMPI_ERR_OUT_OF_RESOURCE : read_places(comm, places, &node_count);
+    int differs = -1;
+
+    rc = NULL == places ? OMPI_ERR_OUT_OF_RESOURCE
+                        : read_places(comm, places, &node_count, &differs);
     if (OMPI_SUCCESS == rc) {
         why = "out of memory";
         hier = hier_alloc(size, node_count);
@@ -362,6 +419,9 @@ struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *com
         hier->rank = ompi_comm_rank(comm);
         hier->node_count = node_count;
         rc = build(hier, comm, config, places, &why);
+    }
+    if (OMPI_SUCCESS == rc) {
+        rc = use_tuning(hier, comm, config, differs);
     }
     free(places);
     if (OMPI_SUCCESS == rc) {
@@ -405,5 +465,6 @@ void mca_coll_async_hier_close(struct coll_async_hier *hier)
     coll_async_peers_free(&hier->peers);
     free(hier->group_peer);
     free(hier->ring);
+    free(hier->tuning_said);
     free(hier);
 }

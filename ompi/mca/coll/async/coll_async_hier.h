@@ -74,6 +74,15 @@ struct coll_async_hier {
 
     /* The families whose first call aggregated by node verbose level 1 said. */
     uint32_t said_aggregated;
+
+    /* The tuning file's rows where every rank of the communicator read the same
+     * ones (NULL: none, or they differ), the file's name, and what verbose
+     * level 1 said of them: per row whether it chose a call, per family whether
+     * the built-in thresholds chose one (no row). */
+    const struct coll_async_tuning *tuning;
+    const char *tuning_file;
+    unsigned char *tuning_said;
+    uint32_t said_built_in;
 };
 
 static inline int coll_async_hier_node_size(const struct coll_async_hier *hier, int node)

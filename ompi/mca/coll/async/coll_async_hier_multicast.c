@@ -140,7 +140,13 @@ int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
 
 bool mca_coll_async_hier_multicast_takes(const struct coll_async_hier *hier, size_t bytes)
 {
-    return NULL != hier->multicast && 0 < bytes && bytes >= hier->multicast->from;
+    /* Where a row of the tuning file chooses the bcast, the row's algorithm runs. */
+    return NULL != hier->multicast && 0 < bytes && bytes >= hier->multicast->from
+           && (NULL == hier->tuning
+               || NULL == coll_async_tuning_choose(hier->tuning, COLL_ASYNC_FAMILY_BCAST,
+                                                   COLL_ASYNC_FAMILY_BCAST,
+                                                   hier->algorithm[COLL_ASYNC_FAMILY_BCAST],
+                                                   hier->node_count, bytes));
 }
 
 struct coll_async_multicast *mca_coll_async_hier_multicast_group(const struct coll_async_hier *hier)

@@ -251,7 +251,14 @@ static int add_leaders_stage(struct run *run, const struct coll_async_sched *op,
 {
     struct coll_async_hier *hier = run->hier;
     enum coll_async_alg alg = hier->algorithm[run->family];
+    /* A row of the tuning file for the family chooses as the parameter would. */
+    const struct coll_async_tuning_row *row
+        = coll_async_tuning_choose(hier->tuning, run->family, COLL_ASYNC_FAMILY_ALLREDUCE, alg,
+                                   hier->group.size, op->bytes);
 
+    if (NULL != row) {
+        alg = row->alg;
+    }
     if (!hier->rank_ordered || (COLL_ASYNC_ALG_AUTO != alg && COLL_ASYNC_ALG_RING != alg)) {
         add_net(run, COLL_ASYNC_FAMILY_ALLREDUCE, &hier->group, 0, result, op->count, 0);
         return OMPI_SUCCESS;

@@ -345,6 +345,74 @@ static enum coll_async_alg leaders_alg(const struct run *run, const struct stage
     return coll_async_decision_between_nodes(own) ? own : run->hier->algorithm[stage->net];
 }
 
+/* Verbose level 1 (the first leader of the first group; the others at 2), once
+ * per communicator and row: the row of the tuning file that chose the algorithm
+ * of a stage between nodes, or, once per family, that none did. From the thread
+ * that runs the stage, which may be the progress thread: said later. */
+static void say_tuned(struct run *run, const struct stage *stage,
+                      const struct coll_async_tuning_row *row, size_t bytes)
+{
+    struct coll_async_hier *hier = run->hier;
+    int level = 0 == hier->slot && 0 == stage->group->rank ? 1 : 2;
+    char text[160], instead[96] = "";
+
+    if (opal_output_get_verbosity(mca_coll_async_output) < level) {
+        return;
+    }
+    if (NULL == row) {
+        if (coll_async_tuning_steers(run->family)
+            && !(__atomic_fetch_or(&hier->said_built_in, 1u << run->family, __ATOMIC_RELAXED)
+              & (1u << run->family))) {
+            mca_coll_async_say_later(level,
+                                     "coll:async: %s (cid %u): %s of %zu B between %d nodes: "
+                                     "%s, by the built-in thresholds (no row of %s applies)",
+                                     hier->name, hier->cid, coll_async_family_name(run->family),
+                                     bytes, stage->group->size,
+                                     coll_async_alg_names[run->net.alg], hier->tuning_file);
+        }
+        return;
+    }
+    if (__atomic_exchange_n(&hier->tuning_said[row->index], 1, __ATOMIC_RELAXED)) {
+        return;
+    }
+    coll_async_tuning_row_text(row, text, sizeof(text));
+    if (row->alg != run->net.alg) {
+        snprintf(instead, sizeof(instead), ", which %d nodes cannot run: %s instead",
+                 stage->group->size, coll_async_alg_names[run->net.alg]);
+    }
+    mca_coll_async_say_later(level,
+                             "coll:async: %s (cid %u): %s of %zu B between %d nodes: %s, "
+                             "chosen by %s:%d (%s)%s",
+                             hier->name, hier->cid, coll_async_family_name(run->family), bytes,
+                             stage->group->size, coll_async_alg_names[row->alg],
+                             hier->tuning_file, row->line, text, instead);
+}
+
+/* A stage between nodes: its leaders' algorithm is the parameters', else the
+ * tuning file's row for it, else the decision table's. */
+static int start_net(struct run *run, struct stage *stage)
+{
+    struct coll_async_hier *hier = run->hier;
+    const struct coll_async_tuning_row *row;
+    size_t bytes;
+    int rc;
+
+    if (NULL == hier->tuning) {
+        return coll_async_internode_start(&run->net, stage->net);
+    }
+    bytes = coll_async_internode_bytes(&run->net, stage->net);
+    row = coll_async_tuning_choose(hier->tuning, run->family, stage->net, run->net.alg,
+                                   stage->group->size, bytes);
+    if (NULL != row) {
+        run->net.alg = row->alg;
+    } else if (COLL_ASYNC_ALG_AUTO != coll_async_decision_leaders(run->net.alg)) {
+        return coll_async_internode_start(&run->net, stage->net); /* the parameter's */
+    }
+    rc = coll_async_internode_start(&run->net, stage->net);
+    say_tuned(run, stage, row, bytes);
+    return rc;
+}
+
 static int start_stage(struct run *run, const struct coll_async_sched *op, struct stage *stage)
 {
     struct coll_async_hier *hier = run->hier;
@@ -385,7 +453,7 @@ static int start_stage(struct run *run, const struct coll_async_sched *op, struc
                                                                  ? (char *) stage->rbuf
                                                                        + stage->count
                                                                  : NULL};
-        return coll_async_internode_start(&run->net, stage->net);
+        return start_net(run, stage);
     case STAGE_MULTICAST:
         run->multicast = (struct coll_async_multicast_call){.group = mca_coll_async_hier_multicast_group(hier),
                                                             .tag = run->tag,

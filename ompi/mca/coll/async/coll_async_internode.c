@@ -524,17 +524,30 @@ static void plan_pairwise_alltoall(struct plan *plan)
     }
 }
 
+static bool reduces_in(enum coll_async_family family)
+{
+    return COLL_ASYNC_FAMILY_ALLREDUCE == family || COLL_ASYNC_FAMILY_REDUCE == family
+           || COLL_ASYNC_FAMILY_REDUCE_SCATTER == family;
+}
+
+size_t coll_async_internode_bytes(const struct coll_async_internode *x,
+                                  enum coll_async_family family)
+{
+    int n = x->group->size;
+    bool blocks = COLL_ASYNC_FAMILY_ALLGATHER == family || COLL_ASYNC_FAMILY_GATHER == family
+                  || COLL_ASYNC_FAMILY_SCATTER == family || COLL_ASYNC_FAMILY_ALLTOALL == family;
+
+    return reduces_in(family)  ? x->count * x->reduction->size
+           : blocks && n > 0 ? x->block_offset[n - 1] + x->block_bytes[n - 1]
+                             : x->bytes;
+}
+
 int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_family family)
 {
     int n = x->group->size;
-    bool reduces = COLL_ASYNC_FAMILY_ALLREDUCE == family || COLL_ASYNC_FAMILY_REDUCE == family
-                   || COLL_ASYNC_FAMILY_REDUCE_SCATTER == family;
+    bool reduces = reduces_in(family);
     struct plan plan = {.x = x, .size = reduces ? x->reduction->size : 1, .data = x->buf};
-    bool blocks = COLL_ASYNC_FAMILY_ALLGATHER == family || COLL_ASYNC_FAMILY_GATHER == family
-                  || COLL_ASYNC_FAMILY_SCATTER == family || COLL_ASYNC_FAMILY_ALLTOALL == family;
-    size_t bytes = reduces              ? x->count * plan.size
-                   : blocks && n > 0 ? x->block_offset[n - 1] + x->block_bytes[n - 1]
-                                     : x->bytes;
+    size_t bytes = coll_async_internode_bytes(x, family);
 
     x->rounds = NULL;
     x->round_count = x->at = x->posted = 0;

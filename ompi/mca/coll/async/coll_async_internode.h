@@ -85,6 +85,12 @@ struct coll_async_internode {
  * scatter, alltoall; reduce_scatter, always a ring); 0 or -errno. */
 int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_family family);
 
+/* The size the decision table chooses family's algorithm by, from x's arguments:
+ * reductions' vector, allgather's (and gather's, scatter's, alltoall's) blocks
+ * together, else bytes. */
+size_t coll_async_internode_bytes(const struct coll_async_internode *x,
+                                  enum coll_async_family family);
+
 /* Posts what can be posted: 0 done, COLL_ASYNC_INTERNODE_AGAIN, or -errno (x->error
  * says why). */
 #define COLL_ASYNC_INTERNODE_AGAIN 1

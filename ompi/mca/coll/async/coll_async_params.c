@@ -486,6 +486,25 @@ static int register_network(void)
     if (rc < 0) {
         return rc;
     }
+    c->tuning_file = "";
+    rc = register_var("tuning_file",
+                      "A tuning file (docs/tuning-file.md; bench/tune writes them): rows "
+                      "\"FAMILY NODES BYTES ALGORITHM\" after a first line \"coll_async_tuning "
+                      "1\" that choose the leaders' algorithm between nodes of allreduce, "
+                      "bcast, allgather, allgatherv, reduce_scatter and reduce_scatter_block by "
+                      "number of nodes and message size, where the family's "
+                      "coll_async_<family>_algorithm leaves it to auto; the built-in thresholds "
+                      "choose where the file has no row. Read once per process at MPI_Init "
+                      "(at most 1 MiB, 4096 rows). A file that cannot be read or is wrong "
+                      "anywhere is ignored whole, with a message naming its line; a "
+                      "communicator uses the rows only where every one of its ranks read the "
+                      "same rows (say, a file on a shared file system), else the built-in "
+                      "thresholds, with a message. Verbose level 1 says which row of the "
+                      "file chose each leaders' algorithm. Empty (the default): none.",
+                      MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, &c->tuning_file);
+    if (rc < 0) {
+        return rc;
+    }
     c->profile_ring = false;
     rc = register_var("profile_ring",
                       "Measure the bandwidth between the leaders of each communicator that "
@@ -627,6 +646,36 @@ static int check_shm(void)
     return rc;
 }
 
+/* The tuning file, once per process: its rows, or NULL after saying what is
+ * wrong with it (the job's first process says it; the others at verbose level
+ * 1), the built-in thresholds then choosing. Never a reason to step aside. */
+static struct coll_async_tuning *tuning;
+
+static void load_tuning(const char *path)
+{
+    struct coll_async_tuning_error error;
+    char where[32] = "";
+
+    if (NULL == path || '\0' == path[0]) {
+        return;
+    }
+    tuning = coll_async_tuning_load(path, &error);
+    if (NULL == tuning) {
+        if (error.line > 0) {
+            snprintf(where, sizeof(where), ":%d", error.line);
+        }
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad tuning file", path, where,
+                                 error.why);
+    }
+}
+
+void mca_coll_async_params_fini(mca_coll_async_component_t *c)
+{
+    c->config.tuning = NULL;
+    coll_async_tuning_free(tuning);
+    tuning = NULL;
+}
+
 /* The settings handed down (coll_async_config.h), from the checked values. */
 static void fill_config(const mca_coll_async_component_t *c, struct coll_async_config *config)
 {
@@ -644,6 +693,8 @@ static void fill_config(const mca_coll_async_component_t *c, struct coll_async_c
     config->leaders = c->leaders;
     config->multi_leader_bytes = c->multi_leader_bytes;
     config->profile_ring = c->profile_ring;
+    config->tuning = tuning;
+    config->tuning_file = NULL != c->tuning_file ? c->tuning_file : "";
     memcpy(config->algorithm, c->algorithm, sizeof(config->algorithm));
     config->tcp.include = c->tcp_if_include;
     config->tcp.exclude = c->tcp_if_exclude;
@@ -734,6 +785,9 @@ int mca_coll_async_params_check(mca_coll_async_component_t *c)
                                  "mcast_drop_fraction", given,
                                  "a fraction from 0 (no loss) to 1");
         rc = OMPI_ERR_BAD_PARAM;
+    }
+    if (OMPI_SUCCESS == rc && NULL == tuning) {
+        load_tuning(c->tuning_file);
     }
     fill_config(c, &c->config);
     return rc;
