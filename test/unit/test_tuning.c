@@ -56,7 +56,7 @@ static void refused_text(const char *text, int line, const char *words)
 }
 
 #define EXAMPLE                                                          \
-    "# made by bench/tune\n"                                             \
+    "# made by a program\n"                                             \
     "coll_async_tuning 1\n"                                              \
     "\n"                                                                 \
     "# FAMILY   NODES  BYTES     ALGORITHM\n"                            \

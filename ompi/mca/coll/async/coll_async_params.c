@@ -488,7 +488,7 @@ static int register_network(void)
     }
     c->tuning_file = "";
     rc = register_var("tuning_file",
-                      "A tuning file (docs/tuning-file.md; bench/tune writes them): rows "
+                      "A tuning file (docs/tuning-file.md), written by hand or by a program: rows "
                       "\"FAMILY NODES BYTES ALGORITHM\" after a first line \"coll_async_tuning "
                       "1\" that choose the leaders' algorithm between nodes of allreduce, "
                       "bcast, allgather, allgatherv, reduce_scatter and reduce_scatter_block by "
