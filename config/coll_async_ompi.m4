@@ -9,7 +9,10 @@
 # COLL_ASYNC_FIND_OMPI
 # --------------------
 # Finds Open MPI 4.1 or 5.0 and its internal headers (ompi_config.h,
-# ompi/mca/coll/coll.h), through --with-ompi=DIR or the mpicc wrapper on PATH. Sets
+# ompi/mca/coll/coll.h), through --with-ompi=DIR or the mpicc wrapper on PATH; with
+# --with-ompi-src=TREE, in the configured source tree the installation was built
+# from (checked to be the same version and configuration by
+# config/ompi-tree-check), for an installation without them. Sets
 # CPPFLAGS, OMPI_LIBS, coll_async_ompi_version, coll_async_ompi_series (4.1 or 5.0),
 # coll_async_ompi_incdir and OMPI_INFO. Which series it is comes from the headers
 # (OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION); the component's compatibility layer
@@ -19,6 +22,12 @@ AC_DEFUN([COLL_ASYNC_FIND_OMPI], [
         [AS_HELP_STRING([--with-ompi=DIR],
             [prefix of the Open MPI 4.1 or 5.0 installation to build against
              (default: the one whose mpicc is on PATH)])])
+    AC_ARG_WITH([ompi-src],
+        [AS_HELP_STRING([--with-ompi-src=TREE],
+            [the configured source tree (or, for a build outside the source, the
+             build directory) of the Open MPI installation found, for its internal
+             headers, where the installation has none (not configured with
+             --with-devel-headers); it must be the same version and configuration])])
 
     AS_IF([test -n "$with_ompi" && test "$with_ompi" != yes],
           [AC_PATH_PROG([MPICC], [mpicc], [], [$with_ompi/bin])],
@@ -40,6 +49,21 @@ files (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) or pass
                coll_async_ompi_incdir="$dir/openmpi"])
         AS_IF([test -f "$dir/ompi_config.h"], [coll_async_ompi_incdir="$dir"])
     done
+    # An installation without internal headers: they come from its source tree,
+    # after the installation's own (mpi.h, which must be the tree's).
+    coll_async_ompi_tree_flags=
+    AS_IF([test -n "$with_ompi_src" && test "$with_ompi_src" != no && test "$with_ompi_src" != yes], [
+        AC_MSG_CHECKING([whether $with_ompi_src is the configured tree of this Open MPI])
+        coll_async_tree_out=`sh "$srcdir/config/ompi-tree-check" "$OMPI_INFO" "$MPICC" "$with_ompi_src"`
+        AS_IF([test $? -ne 0],
+              [AC_MSG_RESULT([no])
+               AC_MSG_ERROR([$coll_async_tree_out])])
+        coll_async_ompi_tree_flags=`echo "$coll_async_tree_out" | sed -n 's/^cppflags=//p'`
+        coll_async_tree_src=`echo "$coll_async_tree_out" | sed -n 's/^src=//p'`
+        coll_async_tree_version=`echo "$coll_async_tree_out" | sed -n 's/^version=//p'`
+        AC_MSG_RESULT([yes, $coll_async_tree_version, same configuration (source: $coll_async_tree_src)])
+        coll_async_ompi_incdir="`cd "$with_ompi_src" && pwd` (source tree, checked)"
+    ])
     OMPI_LIBS=
     for dir in `$MPICC --showme:libdirs`; do
         OMPI_LIBS="$OMPI_LIBS -L$dir"
@@ -51,7 +75,7 @@ files (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) or pass
     # threads headers and the Linux timer's, from opal_config.h's implementation
     # names). config/compat has stand-ins; last on the path, so real ones win.
     coll_async_compat=`cd "$srcdir" && pwd`/config/compat
-    CPPFLAGS="$CPPFLAGS $coll_async_ompi_cppflags -I$coll_async_compat"
+    CPPFLAGS="$CPPFLAGS $coll_async_ompi_cppflags $coll_async_ompi_tree_flags -I$coll_async_compat"
 
     # Open MPI 5.0's headers include PMIx's own (pmix.h), which a system PMIx keeps
     # in a directory of its own (Debian 13: /usr/lib/<arch>/pmix2/include), named
@@ -75,9 +99,10 @@ files (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) or pass
          AC_MSG_ERROR([Open MPI's internal headers (ompi_config.h, ompi/mca/coll/coll.h) were
 not found or do not compile with the include directories that
 '$MPICC --showme:incdirs' reports. An Open MPI component is built against them.
-Debian/Ubuntu: apt-get install libopenmpi-dev (5.0: also libpmix-dev). A source-built
-Open MPI must be configured with --with-devel-headers; pass its prefix with
---with-ompi=PREFIX.])],
+Debian/Ubuntu: apt-get install libopenmpi-dev (5.0: also libpmix-dev). For a
+source-built Open MPI without them (not configured with --with-devel-headers), pass
+its prefix with --with-ompi=PREFIX and the source tree it was configured and built
+in with --with-ompi-src=TREE.])],
         [test -n "$coll_async_pmix_cppflags"],
         [AC_MSG_RESULT([yes, in $coll_async_ompi_incdir, with PMIx's $coll_async_pmix_cppflags])],
         [AC_MSG_RESULT([yes, in $coll_async_ompi_incdir])])
