@@ -1041,7 +1041,8 @@ static void plan(struct call *c, struct rng *r)
     case F_GATHER: case F_SCATTER: case F_ALLGATHER: case F_ALLTOALL: {
         /* per-rank send and receive types, one signature: the same pair on every
          * rank for allgather (the known limit on mixed contiguity) */
-        int uni = F_ALLGATHER == f, nblk = F_GATHER == f || F_SCATTER == f ? m : (F_ALLGATHER == f ? m : m);
+        /* the budget from sizes both groups know (m differs between them) */
+        int uni = F_ALLGATHER == f, nblk = maxp;
         int st[2][64], rt[2][64], unit = 1, e, ts, tr;
         for (int gg = 0; gg < 2; ++gg) {
             for (int i = 0; i < v->size[gg] && i < 64; ++i) {
