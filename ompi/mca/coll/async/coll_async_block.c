@@ -21,8 +21,8 @@
 
 #include "coll_async_block.h"
 
-void coll_async_block_set(struct coll_async_block *block, const void *base, size_t count,
-                          struct ompi_datatype_t *dtype)
+static void describe(struct coll_async_block *block, const void *base, size_t count,
+                     struct ompi_datatype_t *dtype)
 {
     size_t size;
 
@@ -38,15 +38,29 @@ void coll_async_block_set(struct coll_async_block *block, const void *base, size
         ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
         block->contiguous = block->base + true_lb;
     }
+}
+
+void coll_async_block_set(struct coll_async_block *block, const void *base, size_t count,
+                          struct ompi_datatype_t *dtype)
+{
+    describe(block, base, count, dtype);
+    block->borrowed = false;
     OBJ_RETAIN(dtype);
+}
+
+void coll_async_block_borrow(struct coll_async_block *block, const void *base, size_t count,
+                             struct ompi_datatype_t *dtype)
+{
+    describe(block, base, count, dtype);
+    block->borrowed = true;
 }
 
 void coll_async_block_release(struct coll_async_block *block)
 {
-    if (NULL != block->dtype) {
+    if (NULL != block->dtype && !block->borrowed) {
         OBJ_RELEASE(block->dtype);
-        block->dtype = NULL;
     }
+    block->dtype = NULL;
 }
 
 /* A convertor over the block, at stream position *position. A send convertor

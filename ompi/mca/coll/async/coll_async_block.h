@@ -20,6 +20,7 @@
 #ifndef MCA_COLL_ASYNC_BLOCK_H
 #define MCA_COLL_ASYNC_BLOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct ompi_datatype_t;
@@ -30,11 +31,23 @@ struct coll_async_block {
     size_t count;
     size_t bytes;                  /* packed size */
     char *contiguous;              /* first byte when the data is contiguous, else NULL */
+    bool borrowed;                 /* dtype not retained: another block keeps it */
 };
 
-/* count dtype at base (base + displacement elements for the v-collectives). */
+/* count dtype at base (base + displacement elements for the v-collectives),
+ * retaining dtype. Application threads only: Open MPI counts references
+ * atomically only when it runs threaded (opal_using_threads()), so a retain or a
+ * release on the progress thread races with the application's own and loses
+ * counts (issue 26: a predefined datatype's count reached 0 and was freed). */
 void coll_async_block_set(struct coll_async_block *block, const void *base, size_t count,
                           struct ompi_datatype_t *dtype);
+/* The same without a reference: for blocks the executing thread (the progress
+ * thread, for a nonblocking collective) makes while it runs a collective, of a
+ * datatype that a block set at the call keeps alive until the collective is
+ * freed, or of a predefined one. */
+void coll_async_block_borrow(struct coll_async_block *block, const void *base, size_t count,
+                             struct ompi_datatype_t *dtype);
+/* Drops the block's reference (none for a borrowed block). */
 void coll_async_block_release(struct coll_async_block *block);
 
 /* Byte range [offset, offset + length) of the block's stream, to or from memory. */

@@ -61,10 +61,10 @@ static void user_block(const struct coll_async_hier_blocks *blocks, int rank, bo
                        struct coll_async_block *block)
 {
     if (root_side) {
-        coll_async_block_set(block, blocks->first.base + (ptrdiff_t) rank * blocks->stride,
+        coll_async_block_borrow(block, blocks->first.base + (ptrdiff_t) rank * blocks->stride,
                              blocks->first.count, blocks->first.dtype);
     } else {
-        coll_async_block_set(block, blocks->mine.base, blocks->mine.count, blocks->mine.dtype);
+        coll_async_block_borrow(block, blocks->mine.base, blocks->mine.count, blocks->mine.dtype);
     }
 }
 
@@ -77,7 +77,7 @@ static void own_block(const struct coll_async_hier *hier, const struct coll_asyn
 
 static void bytes_at(struct coll_async_block *block, char *at, size_t bytes)
 {
-    coll_async_block_set(block, at, bytes, &ompi_mpi_byte.dt);
+    coll_async_block_borrow(block, at, bytes, &ompi_mpi_byte.dt);
 }
 
 struct coll_async_exchange *coll_async_hier_node_exchange(const struct coll_async_hier *hier,

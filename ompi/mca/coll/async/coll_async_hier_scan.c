@@ -50,10 +50,10 @@ static struct coll_async_exchange *node_exchange(const struct coll_async_hier *h
     plan->uniform = true;
     plan->readers_first = me + 1;
     plan->readers_last = local - 1;
-    coll_async_block_set(&plan->send[0], input, bytes, &ompi_mpi_byte.dt);
+    coll_async_block_borrow(&plan->send[0], input, bytes, &ompi_mpi_byte.dt);
     for (int i = 0; i < me; ++i) {
-        coll_async_block_set(&plan->recv[i], received + (size_t) i * bytes, bytes,
-                             &ompi_mpi_byte.dt);
+        coll_async_block_borrow(&plan->recv[i], received + (size_t) i * bytes, bytes,
+                                &ompi_mpi_byte.dt);
     }
     return plan;
 }

@@ -88,7 +88,7 @@ void coll_async_hier_v_by_node(const struct coll_async_hier *hier, struct coll_a
 
 static void bytes_at(struct coll_async_block *block, char *at, size_t bytes)
 {
-    coll_async_block_set(block, at, bytes, &ompi_mpi_byte.dt);
+    coll_async_block_borrow(block, at, bytes, &ompi_mpi_byte.dt);
 }
 
 /* The rank at index j of this node. */
@@ -112,7 +112,7 @@ static struct coll_async_exchange *gather_to_leader(const struct run *run, int l
     }
     plan->readers_first = plan->readers_last = leader_local;
     if (hier->rank != leader) {
-        coll_async_block_set(&plan->send[0], v->mine.base, v->mine.count, v->mine.dtype);
+        coll_async_block_borrow(&plan->send[0], v->mine.base, v->mine.count, v->mine.dtype);
         return plan;
     }
     for (int j = 0; j < nranks; ++j) {
@@ -122,7 +122,7 @@ static struct coll_async_exchange *gather_to_leader(const struct run *run, int l
         if (j != hier->local_rank) {
             bytes_at(&plan->recv[j], at, v->bytes[rank]);
         } else {
-            coll_async_block_set(&plan->self_from, v->mine.base, v->mine.count, v->mine.dtype);
+            coll_async_block_borrow(&plan->self_from, v->mine.base, v->mine.count, v->mine.dtype);
             bytes_at(&plan->self_to, at, v->bytes[rank]);
         }
     }
