@@ -62,14 +62,6 @@
 #include "mpi4_persistent.h"
 #include "pvar_counter.h"
 
-#if MPI_VERSION < 4 && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-#define MPI_Neighbor_allgather_init MPIX_Neighbor_allgather_init
-#define MPI_Neighbor_allgatherv_init MPIX_Neighbor_allgatherv_init
-#define MPI_Neighbor_alltoall_init MPIX_Neighbor_alltoall_init
-#define MPI_Neighbor_alltoallv_init MPIX_Neighbor_alltoallv_init
-#define MPI_Neighbor_alltoallw_init MPIX_Neighbor_alltoallw_init
-#endif
-
 #define PROGRAM "coll_fuzz"
 #define GUARD 64
 #define SENTINEL 0xA5

@@ -96,15 +96,6 @@
 #include "coll_program.h"
 #include "pvar_counter.h"
 
-/* Open MPI 4.1 has the persistent neighborhood collectives only as MPIX_. */
-#if MPI_VERSION < 4 && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-#define MPI_Neighbor_allgather_init MPIX_Neighbor_allgather_init
-#define MPI_Neighbor_allgatherv_init MPIX_Neighbor_allgatherv_init
-#define MPI_Neighbor_alltoall_init MPIX_Neighbor_alltoall_init
-#define MPI_Neighbor_alltoallv_init MPIX_Neighbor_alltoallv_init
-#define MPI_Neighbor_alltoallw_init MPIX_Neighbor_alltoallw_init
-#endif
-
 #define PROGRAM "coll_neighbor"
 #define SENTINEL 0xA5
 #define GUARD 64

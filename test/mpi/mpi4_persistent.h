@@ -37,6 +37,11 @@
 #define MPI_Scan_init MPIX_Scan_init
 #define MPI_Scatter_init MPIX_Scatter_init
 #define MPI_Scatterv_init MPIX_Scatterv_init
+#define MPI_Neighbor_allgather_init MPIX_Neighbor_allgather_init
+#define MPI_Neighbor_allgatherv_init MPIX_Neighbor_allgatherv_init
+#define MPI_Neighbor_alltoall_init MPIX_Neighbor_alltoall_init
+#define MPI_Neighbor_alltoallv_init MPIX_Neighbor_alltoallv_init
+#define MPI_Neighbor_alltoallw_init MPIX_Neighbor_alltoallw_init
 #endif
 
 #endif
