@@ -129,6 +129,17 @@ static void agree(MPI_Comm comm, const char *label)
 #endif
 }
 
+/* Whether out is the sum of value(side, r, i) over ranks r < n of side. */
+static int is_sum(const int *out, int side, int n)
+{
+    int ok = 1;
+
+    for (int i = 0; i < COUNT; ++i) {
+        ok &= out[i] == 1000 * side * n + 10 * n * (n - 1) / 2 + n * i;
+    }
+    return ok;
+}
+
 /* The collectives on an intracommunicator. */
 static void exercise_intra(MPI_Comm comm, const char *label)
 {
@@ -145,18 +156,10 @@ static void exercise_intra(MPI_Comm comm, const char *label)
         in[i] = value(0, me, i);
     }
     MPI_Allreduce(in, out, COUNT, MPI_INT, MPI_SUM, comm);
-    ok = 1;
-    for (int i = 0; i < COUNT; ++i) {
-        ok &= out[i] == 10 * n * (n - 1) / 2 + n * i;
-    }
-    expect(ok, label, "allreduce");
+    expect(is_sum(out, 0, n), label, "allreduce");
     memcpy(out, in, sizeof(in));
     MPI_Allreduce(MPI_IN_PLACE, out, COUNT, MPI_INT, MPI_SUM, comm);
-    ok = 1;
-    for (int i = 0; i < COUNT; ++i) {
-        ok &= out[i] == 10 * n * (n - 1) / 2 + n * i;
-    }
-    expect(ok, label, "allreduce in place");
+    expect(is_sum(out, 0, n), label, "allreduce in place");
     memcpy(out, me == n - 1 ? in : (int[COUNT]){0}, sizeof(in));
     MPI_Bcast(out, COUNT, MPI_INT, n - 1, comm);
     ok = 1;
@@ -210,20 +213,13 @@ static void exercise_inter(MPI_Comm comm, int side, const char *label)
     }
     /* Each group gets the other's sum. */
     MPI_Allreduce(in, out, COUNT, MPI_INT, MPI_SUM, comm);
-    ok = 1;
-    for (int i = 0; i < COUNT; ++i) {
-        ok &= out[i] == 1000 * (1 - side) * m + 10 * m * (m - 1) / 2 + m * i;
-    }
-    expect(ok, label, "allreduce");
+    expect(is_sum(out, 1 - side, m), label, "allreduce");
     if (inter_in_place) {
         int class = MPI_SUCCESS;
 
         memcpy(out, in, sizeof(in));
         rc = MPI_Allreduce(MPI_IN_PLACE, out, COUNT, MPI_INT, MPI_SUM, comm);
-        ok = MPI_SUCCESS == rc;
-        for (int i = 0; i < COUNT; ++i) {
-            ok &= out[i] == 1000 * (1 - side) * m + 10 * m * (m - 1) / 2 + m * i;
-        }
+        ok = MPI_SUCCESS == rc && is_sum(out, 1 - side, m);
         expect(ok, label, "allreduce in place (the input in the receive buffer)");
         rc = MPI_Alltoall(MPI_IN_PLACE, COUNT, MPI_INT, all, COUNT, MPI_INT, comm);
         MPI_Error_class(rc, &class);

@@ -73,6 +73,17 @@ static void counter_close(struct counter *c)
     MPI_T_pvar_session_free(&c->session);
 }
 
+/* Whether out is the sum over n ranks of each rank's input (10 * rank + i). */
+static int is_sum(const int *out, int n)
+{
+    int ok = 1;
+
+    for (int i = 0; i < COUNT; ++i) {
+        ok &= out[i] == 10 * n * (n - 1) / 2 + n * i;
+    }
+    return ok;
+}
+
 static void exercise(MPI_Comm comm, const char *label, struct counter *counter)
 {
     int n, me, in[COUNT], out[COUNT], all[COUNT * MAX_RANKS], table[COUNT * MAX_RANKS], ok;
@@ -87,18 +98,10 @@ static void exercise(MPI_Comm comm, const char *label, struct counter *counter)
         in[i] = 10 * me + i;
     }
     MPI_Allreduce(in, out, COUNT, MPI_INT, MPI_SUM, comm);
-    ok = 1;
-    for (int i = 0; i < COUNT; ++i) {
-        ok &= out[i] == 10 * n * (n - 1) / 2 + n * i;
-    }
-    expect(ok, me, label, "allreduce");
+    expect(is_sum(out, n), me, label, "allreduce");
     memcpy(out, in, sizeof(in));
     MPI_Allreduce(MPI_IN_PLACE, out, COUNT, MPI_INT, MPI_SUM, comm);
-    ok = 1;
-    for (int i = 0; i < COUNT; ++i) {
-        ok &= out[i] == 10 * n * (n - 1) / 2 + n * i;
-    }
-    expect(ok, me, label, "allreduce in place");
+    expect(is_sum(out, n), me, label, "allreduce in place");
     memcpy(out, in, sizeof(in));
     MPI_Bcast(out, COUNT, MPI_INT, n - 1, comm);
     ok = 1;
