@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
 
 #include "coll_async_decision.h"
 
@@ -229,6 +231,25 @@ bool coll_async_decision_accepts(enum coll_async_family family, enum coll_async_
            || (alg < COLL_ASYNC_NUM_ALGS
                && ((table[family].algs | table[family].in_node) & (1u << alg)))
            || (table[family].numa && coll_async_decision_numa_name(alg));
+}
+
+int coll_async_decision_parse(enum coll_async_family family, const char *text)
+{
+    int alg = -1;
+    char *end;
+    long number;
+
+    if (NULL == text) {
+        return -1;
+    }
+    for (int i = 0; i < COLL_ASYNC_NUM_ALGS && alg < 0; ++i) {
+        alg = 0 == strcasecmp(text, coll_async_alg_names[i]) ? i : -1;
+    }
+    number = strtol(text, &end, 10);
+    if (alg < 0 && end != text && '\0' == *end && number >= 0 && number < COLL_ASYNC_NUM_ALGS) {
+        alg = (int) number;
+    }
+    return alg >= 0 && coll_async_decision_accepts(family, alg) ? alg : -1;
 }
 
 void coll_async_decision_values(enum coll_async_family family, char *buf, size_t len)

@@ -57,6 +57,11 @@ extern const char *const coll_async_alg_names[COLL_ASYNC_NUM_ALGS];
 /* Whether coll_async_<family>_algorithm accepts alg. */
 bool coll_async_decision_accepts(enum coll_async_family family, enum coll_async_alg alg);
 
+/* The algorithm text names for family, as its parameter reads it (a name in any
+ * case, or the number ompi_info shows beside it), or -1 where the parameter
+ * would refuse it. */
+int coll_async_decision_parse(enum coll_async_family family, const char *text);
+
 /* "auto, delegate, ring, ...": the values family's parameter accepts. */
 void coll_async_decision_values(enum coll_async_family family, char *buf, size_t len);
 

@@ -109,17 +109,13 @@ static int family_of(const mca_base_var_enum_t *self)
 static int algorithm_from_string(mca_base_var_enum_t *self, const char *text, int *value)
 {
     int family = family_of(self);
-    int alg = coll_async_parse_name(text, coll_async_alg_names, COLL_ASYNC_NUM_ALGS);
-    char *end;
-    long number = strtol(text, &end, 10);
+    int alg;
 
     if (family < 0) {
         return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
     }
-    if (alg < 0 && end != text && '\0' == *end && number >= 0 && number < COLL_ASYNC_NUM_ALGS) {
-        alg = (int) number;
-    }
-    if (alg >= 0 && coll_async_decision_accepts(family, alg)) {
+    alg = coll_async_decision_parse(family, text);
+    if (alg >= 0) {
         *value = alg;
         return OPAL_SUCCESS;
     }
@@ -734,7 +730,6 @@ int mca_coll_async_params_check(mca_coll_async_component_t *c)
             continue;
         }
         c->algorithm[family] = (enum coll_async_alg) c->algorithm_value[family];
-        coll_async_schedule_config.forced[family] = c->algorithm[family];
     }
 
     mode = coll_async_parse_name(c->reduce_mode_value, coll_async_reduce_mode_names,
