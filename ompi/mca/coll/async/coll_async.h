@@ -93,6 +93,9 @@ typedef struct mca_coll_async_module_t {
     mca_coll_base_module_t super;
 
     enum coll_async_path path[COLL_ASYNC_NUM_COLLS];
+    /* The algorithm of each family on this communicator: the job's parameters,
+     * with the communicator's MPI_Info hints over them (coll_async_hints.c). */
+    enum coll_async_alg algorithm[COLL_ASYNC_NUM_FAMILIES];
 
     /* The functions (and their modules) that the components selected below this one
      * installed on the communicator before this module was enabled. */
@@ -128,6 +131,8 @@ void mca_coll_async_params_fini(mca_coll_async_component_t *component);
 extern volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
 extern volatile int64_t mca_coll_async_reduce_local_calls; /* always native */
 extern volatile int64_t mca_coll_async_numa_calls; /* run in NUMA stages */
+/* Stages between nodes this process led, by the leaders' algorithm that ran. */
+extern volatile int64_t mca_coll_async_between_calls[COLL_ASYNC_NUM_ALGS];
 int mca_coll_async_pvars_register(const mca_base_component_t *component);
 
 static inline void mca_coll_async_count(enum coll_async_coll coll, enum coll_async_path path)
@@ -198,6 +203,13 @@ struct coll_async_multicast *mca_coll_async_hier_multicast_group(const struct co
  * where this rank does not take part. */
 int mca_coll_async_profile_ring(struct ompi_communicator_t *comm, struct coll_async_hier *hier,
                                 int **ring);
+
+/* coll_async_hints.c: comm's MPI_Info hints coll_async_<family>_algorithm over
+ * algorithm[] (the job's on entry). A bad value or an unknown key with the
+ * prefix is said (rank 0 of comm) and ignored; a hint taken is said at verbose
+ * level 1 (rank 0) and 2. */
+void mca_coll_async_hints_read(struct ompi_communicator_t *comm,
+                               enum coll_async_alg algorithm[COLL_ASYNC_NUM_FAMILIES]);
 
 /* coll_async_module.c */
 mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *comm,

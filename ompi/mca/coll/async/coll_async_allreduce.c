@@ -40,6 +40,8 @@ struct coll_async_schedule_config coll_async_schedule_config = {
     .stream_bytes = 16384,
 };
 
+volatile int64_t coll_async_shm_schedule_calls[COLL_ASYNC_NUM_SHM_SCHEDULES];
+
 static bool keeps_result(const struct coll_async_sched *op)
 {
     return op->root < 0 || op->root == schedule_shm(op)->rank;
@@ -619,11 +621,17 @@ void coll_async_reduction_begin(struct coll_async_op *base)
     enum coll_async_family family = op->root < 0 ? COLL_ASYNC_FAMILY_ALLREDUCE
                                                  : COLL_ASYNC_FAMILY_REDUCE;
     struct coll_async_decision_shm shm = schedule_decision(op, family);
+    enum coll_async_shm_schedule schedule = coll_async_decision_shm(family, op->bytes, op->root,
+                                                                     &shm);
     uint64_t steps = 1;
 
     op->phase = 0;
     op->done = 0;
-    switch (coll_async_decision_shm(family, op->bytes, op->root, &shm)) {
+    if (COLL_ASYNC_SHM_STAGED == schedule || COLL_ASYNC_SHM_ROOTED_CHUNKS == schedule) {
+        schedule = op->root < 0 ? COLL_ASYNC_SHM_STAGED : COLL_ASYNC_SHM_ROOTED_CHUNKS;
+    }
+    schedule_count(schedule);
+    switch (schedule) {
     case COLL_ASYNC_SHM_SMALL_ROOT: op->base.step = small_root; break;
     case COLL_ASYNC_SHM_SMALL_LOCK: op->base.step = small_lock; break;
     case COLL_ASYNC_SHM_SMALL_ATOMIC: op->base.step = small_atomic; break;

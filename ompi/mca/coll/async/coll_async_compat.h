@@ -24,7 +24,9 @@
  * - the job's node count: ORTE's process info in 4.1, a PMIx job key in 5.0;
  * - files the launcher removes at a process's end: opal_pmix's module in 4.1, a
  *   function of OPAL's PMIx layer in 5.0;
- * - what the MPI bindings keep in a nonblocking collective's request.
+ * - what the MPI bindings keep in a nonblocking collective's request;
+ * - reading an info object: into the caller's buffers in 4.1, as reference-counted
+ *   strings (opal_cstring_t) in 5.0.
  * Persistent collectives, progress and the module interface need nothing here: 4.1
  * already has the coll_<name>_init entry points 5.0 has, with the same signatures,
  * and 5.0.x's coll base still copies each selected module's functions into
@@ -150,5 +152,56 @@ static inline int coll_async_job_nodes(void)
     return (int) ompi_process_info.num_nodes;
 #endif
 }
+
+/* The n-th key of info, and the value of key, as C strings in the caller's
+ * buffer (truncated to len - 1 characters): false where there is none. */
+#if OMPI_MAJOR_VERSION >= 5
+static inline bool coll_async_info_key(opal_info_t *info, int n, char *out, size_t len)
+{
+    opal_cstring_t *key = NULL;
+
+    if (OPAL_SUCCESS != opal_info_get_nthkey(info, n, &key) || NULL == key) {
+        return false;
+    }
+    snprintf(out, len, "%s", key->string);
+    OBJ_RELEASE(key);
+    return true;
+}
+
+static inline bool coll_async_info_value(opal_info_t *info, const char *key, char *out, size_t len)
+{
+    opal_cstring_t *value = NULL;
+    int flag = 0;
+
+    if (OPAL_SUCCESS != opal_info_get(info, key, &value, &flag) || !flag || NULL == value) {
+        return false;
+    }
+    snprintf(out, len, "%s", value->string);
+    OBJ_RELEASE(value);
+    return true;
+}
+#else
+static inline bool coll_async_info_key(opal_info_t *info, int n, char *out, size_t len)
+{
+    char key[OPAL_MAX_INFO_KEY + 1];
+
+    if (OPAL_SUCCESS != opal_info_get_nthkey(info, n, key)) {
+        return false;
+    }
+    snprintf(out, len, "%s", key);
+    return true;
+}
+
+static inline bool coll_async_info_value(opal_info_t *info, const char *key, char *out, size_t len)
+{
+    int flag = 0;
+
+    /* 4.1 copies at most valuelen characters and a NUL after them. */
+    if (0 == len || OPAL_SUCCESS != opal_info_get(info, key, (int) len - 1, out, &flag)) {
+        return false;
+    }
+    return flag;
+}
+#endif
 
 #endif /* MCA_COLL_ASYNC_COMPAT_H */

@@ -416,11 +416,13 @@ static int start_net(struct run *run, struct stage *stage)
 static int start_stage(struct run *run, const struct coll_async_sched *op, struct stage *stage)
 {
     struct coll_async_hier *hier = run->hier;
+    int rc;
 
     switch (stage->kind) {
     case STAGE_STATUS:
         run->received = run->status;
         run->local = (struct coll_async_sched){.channel = &hier->local,
+                                               .algorithm = hier->algorithm,
                                                .rbuf = &run->received,
                                                .bytes = sizeof(run->received),
                                                .root = stage->root};
@@ -428,6 +430,7 @@ static int start_stage(struct run *run, const struct coll_async_sched *op, struc
         return OMPI_SUCCESS;
     case STAGE_LOCAL:
         run->local = (struct coll_async_sched){.channel = &hier->local,
+                                               .algorithm = hier->algorithm,
                                                .sbuf = stage->sbuf,
                                                .rbuf = stage->rbuf,
                                                .count = stage->count,
@@ -453,8 +456,13 @@ static int start_stage(struct run *run, const struct coll_async_sched *op, struc
                                                                  ? (char *) stage->rbuf
                                                                        + stage->count
                                                                  : NULL};
-        return start_net(run, stage);
+        rc = start_net(run, stage);
+        if (OMPI_SUCCESS == rc) {
+            OPAL_THREAD_ADD_FETCH64(&mca_coll_async_between_calls[run->net.alg], 1);
+        }
+        return rc;
     case STAGE_MULTICAST:
+        OPAL_THREAD_ADD_FETCH64(&mca_coll_async_between_calls[COLL_ASYNC_ALG_MULTICAST], 1);
         run->multicast = (struct coll_async_multicast_call){.group = mca_coll_async_hier_multicast_group(hier),
                                                             .tag = run->tag,
                                                             .root = stage->root,
@@ -463,6 +471,7 @@ static int start_stage(struct run *run, const struct coll_async_sched *op, struc
         return coll_async_multicast_bcast_start(&run->multicast);
     case STAGE_EXCHANGE:
         run->local = (struct coll_async_sched){.channel = &hier->local,
+                                               .algorithm = hier->algorithm,
                                                .base = {.plan = run->exchange[stage->count]},
                                                .root = -1};
         coll_async_exchange_begin(&run->local.base);

@@ -32,6 +32,7 @@
 static void module_construct(mca_coll_async_module_t *module)
 {
     memset(module->path, 0, sizeof(module->path));
+    memcpy(module->algorithm, mca_coll_async_component.algorithm, sizeof(module->algorithm));
     memset(&module->below, 0, sizeof(module->below));
     module->has_channel = false;
     module->hier = NULL;
@@ -123,18 +124,23 @@ static struct coll_async_decision_comm decision_comm(const mca_coll_async_module
  * module from inside its progress engine, where none could be awaited. */
 static void open_channel(mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
 {
-    const struct coll_async_config *config = &mca_coll_async_component.config;
+    /* The job's settings with this communicator's algorithms: the hierarchy and
+     * the NUMA split copy what they keep of them. */
+    struct coll_async_config comm_config = mca_coll_async_component.config;
+    const struct coll_async_config *config = &comm_config;
+
+    memcpy(comm_config.algorithm, module->algorithm, sizeof(comm_config.algorithm));
 
     if (1 == ompi_comm_size(comm)) {
         return;
     }
     if (!all_on_this_node(comm)) {
-        if (coll_async_decision_wanted(mca_coll_async_component.algorithm)) {
+        if (coll_async_decision_wanted(module->algorithm)) {
             module->hier = mca_coll_async_hier_open(comm, config);
         }
         return;
     }
-    if (!coll_async_decision_wanted(mca_coll_async_component.algorithm)
+    if (!coll_async_decision_wanted(module->algorithm)
         || OMPI_SUCCESS != mca_coll_async_segment_open(&module->channel, &config->channel, comm, NULL,
                                                        ompi_comm_size(comm),
                                                        ompi_comm_rank(comm), false)) {
@@ -160,7 +166,7 @@ static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll col
     struct coll_async_decision_comm on = decision_comm(module, comm);
     bool can_delegate = NULL != below_module(&module->below, coll);
 
-    if (coll_async_decision_native(family, mca_coll_async_component.algorithm[family], &on)) {
+    if (coll_async_decision_native(family, module->algorithm[family], &on)) {
         module->path[coll] = COLL_ASYNC_PATH_NATIVE;
         return OMPI_SUCCESS;
     }
@@ -243,7 +249,7 @@ static void report_fallbacks(mca_coll_async_module_t *module, struct ompi_commun
         return;
     }
     for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
-        enum coll_async_alg alg = mca_coll_async_component.algorithm[family], instead;
+        enum coll_async_alg alg = module->algorithm[family], instead;
 
         if (COLL_ASYNC_PATH_NATIVE != module->path[COLL_ASYNC_NUM_FORMS * family]) {
             continue;
@@ -351,6 +357,8 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
 #endif
     mca_coll_async_place_progress_thread(&mca_coll_async_component.config);
     mca_coll_async_node_report(comm);
+    memcpy(module->algorithm, mca_coll_async_component.algorithm, sizeof(module->algorithm));
+    mca_coll_async_hints_read(comm, module->algorithm);
     if (OMPI_COMM_IS_INTER(comm)) {
         /* The remote group's ranks, over the mapper; the local group needs no
          * channel of its own (coll_async_intercomm.c). */

@@ -68,6 +68,7 @@ int coll_async_native_run(const struct coll_async_call *call, struct coll_async_
     int rc;
 
     op->channel = &call->module->channel;
+    op->algorithm = call->module->algorithm;
     op->base.stream = &call->module->stream;
     switch (coll_async_form_of(call->coll)) {
     case COLL_ASYNC_BLOCKING:

@@ -314,6 +314,7 @@ static int continue_stage(struct run *run, const struct coll_async_sched *op, st
     case STAGE_SHM:
         if (!run->started) {
             run->shm = (struct coll_async_sched){.channel = stage->channel,
+                                                 .algorithm = op->algorithm,
                                                  .sbuf = stage->sbuf,
                                                  .rbuf = stage->rbuf,
                                                  .count = stage->count,

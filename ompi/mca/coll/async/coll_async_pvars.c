@@ -24,13 +24,16 @@
 #include "opal/mca/base/mca_base_pvar.h"
 
 #include "coll_async.h"
+#include "coll_async_schedule.h"
 
 volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
 volatile int64_t mca_coll_async_reduce_local_calls;
 volatile int64_t mca_coll_async_numa_calls;
+volatile int64_t mca_coll_async_between_calls[COLL_ASYNC_NUM_ALGS];
 
 static int register_counter(const mca_base_component_t *component, const char *name,
                             const char *description, volatile int64_t *counter);
+static int register_algorithms(const mca_base_component_t *component);
 
 static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
@@ -73,10 +76,52 @@ int mca_coll_async_pvars_register(const mca_base_component_t *component)
     if (rc < 0) {
         return rc;
     }
-    return register_counter(component, "numa_staged",
-                            "Number of collective calls in this process that coll/async ran in "
-                            "NUMA stages (inside each domain, between the domains' leaders)",
-                            &mca_coll_async_numa_calls);
+    rc = register_counter(component, "numa_staged",
+                          "Number of collective calls in this process that coll/async ran in "
+                          "NUMA stages (inside each domain, between the domains' leaders)",
+                          &mca_coll_async_numa_calls);
+    if (rc < 0) {
+        return rc;
+    }
+    return register_algorithms(component);
+}
+
+/* coll_async_between_<algorithm> and coll_async_shm_<schedule>: which algorithm
+ * ran, for the tests and for whoever checks that a hint or parameter took. */
+static int register_algorithms(const mca_base_component_t *component)
+{
+    char name[64], description[200];
+    int rc;
+
+    for (int alg = 0; alg < COLL_ASYNC_NUM_ALGS; ++alg) {
+        if (!coll_async_decision_between_nodes(alg)) {
+            continue;
+        }
+        snprintf(name, sizeof(name), "between_%s", coll_async_alg_names[alg]);
+        snprintf(description, sizeof(description),
+                 "Number of stages between nodes this process took part in as a leader that "
+                 "ran the leaders' algorithm %s", coll_async_alg_names[alg]);
+        rc = register_counter(component, name, description, &mca_coll_async_between_calls[alg]);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    for (int schedule = 0; schedule < COLL_ASYNC_NUM_SHM_SCHEDULES; ++schedule) {
+        if (COLL_ASYNC_SHM_FLAGS == schedule) {
+            continue; /* the barrier's only one */
+        }
+        snprintf(name, sizeof(name), "shm_%s", coll_async_shm_schedule_names[schedule]);
+        snprintf(description, sizeof(description),
+                 "Number of shared-memory schedules inside a node this process began as %s "
+                 "(allreduce, reduce, bcast, allgather, their node stages included)",
+                 coll_async_shm_schedule_names[schedule]);
+        rc = register_counter(component, name, description,
+                              &coll_async_shm_schedule_calls[schedule]);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
 }
 
 static int register_counter(const mca_base_component_t *component, const char *name,

@@ -48,6 +48,9 @@ typedef bool (*schedule_waits_for_fn)(const struct coll_async_sched *op, int ran
 struct coll_async_sched {
     struct coll_async_op base;
     struct coll_async_channel *channel;
+    /* The communicator's algorithm per family (its parameters and hints): a
+     * schedule named there runs inside the node. NULL: the table chooses. */
+    const enum coll_async_alg *algorithm;
     const void *sbuf;
     void *rbuf;
     size_t count;   /* elements */
@@ -84,11 +87,18 @@ struct coll_async_schedule_config {
     enum coll_async_reduce_mode reduce_mode;
     size_t small_reduce_bytes; /* reductions up to this size use the small modes */
     size_t stream_bytes;       /* messages from this size on stream into the slots; 0: none */
-    /* coll_async_<family>_algorithm: a schedule named there runs inside the node. */
-    enum coll_async_alg forced[COLL_ASYNC_NUM_FAMILIES];
 };
 
 extern struct coll_async_schedule_config coll_async_schedule_config;
+
+/* The schedules begun inside a node, by kind: the MPI_T counters
+ * coll_async_shm_<schedule> (coll_async_pvars.c) that show which one ran. */
+extern volatile int64_t coll_async_shm_schedule_calls[COLL_ASYNC_NUM_SHM_SCHEDULES];
+
+static inline void schedule_count(enum coll_async_shm_schedule schedule)
+{
+    __atomic_fetch_add(&coll_async_shm_schedule_calls[schedule], 1, __ATOMIC_RELAXED);
+}
 
 /* The begin functions of the schedules, for ops that are the base of a struct
  * coll_async_sched (its root: -1 for allreduce, every rank gets the result, else
@@ -103,8 +113,8 @@ void coll_async_reduce_scatter_block_begin(struct coll_async_op *op);
 
 /* Shared by the schedules */
 
-/* What the channel and the parameters offer the decision table for family: the
- * family of the schedule (a reduce inside the node of an allreduce across nodes
+/* What the channel and the communicator's algorithms offer the decision table for
+ * family: the family of the schedule (a reduce inside the node of an allreduce across nodes
  * follows coll_async_reduce_algorithm). */
 static inline struct coll_async_decision_shm schedule_decision(const struct coll_async_sched *op,
                                                                enum coll_async_family family)
@@ -116,7 +126,7 @@ static inline struct coll_async_decision_shm schedule_decision(const struct coll
         .reduce_mode = coll_async_schedule_config.reduce_mode,
         .small_reduce_bytes = coll_async_schedule_config.small_reduce_bytes,
         .has_atomic = NULL != op->reduction.kernel_atomic,
-        .forced = coll_async_schedule_config.forced[family]};
+        .forced = NULL != op->algorithm ? op->algorithm[family] : COLL_ASYNC_ALG_AUTO};
 }
 
 /* For the schedules of family that move op->bytes: one copy (single_copy) or
@@ -132,9 +142,11 @@ static inline void schedule_by_size(struct coll_async_sched *op, enum coll_async
     op->done = 0;
     if (COLL_ASYNC_SHM_SINGLE_COPY == coll_async_decision_shm(family, op->bytes, -1, &shm)) {
         op->base.step = single_copy;
+        schedule_count(COLL_ASYNC_SHM_SINGLE_COPY);
     } else {
         op->base.step = staged;
         steps = (op->bytes + slot - 1) / slot;
+        schedule_count(COLL_ASYNC_SHM_STAGED);
     }
     op->seq = coll_async_channel_sequence(op->channel, steps);
 }
