@@ -15,7 +15,8 @@
  * that communicator alone (MPI_Comm_dup_with_info, MPI_Comm_split_with_info,
  * MPI_Comm_idup_with_info: Open MPI copies the info into the new communicator
  * before it selects and enables its coll modules). Read once, when the module is
- * enabled, so MPI_Comm_set_info later changes nothing here.
+ * enabled, so MPI_Comm_set_info later changes nothing here. MPI_Comm_get_info
+ * returns the hints taken.
  *
  * Like MPI's own collective hints they must be the same on every rank: the
  * leaders of different ranks would otherwise run different algorithms. That is
@@ -87,6 +88,9 @@ static void read_hint(struct ompi_communicator_t *comm, opal_info_t *info, const
         return;
     }
     algorithm[family] = (enum coll_async_alg) alg;
+    /* Set again, as taken: Open MPI 5.0 keeps the keys no component subscribed to
+     * out of MPI_Comm_get_info until one sets them (4.1 returns them anyway). */
+    (void) opal_info_set(info, key, value);
     opal_output_verbose(speaker ? 1 : 2, mca_coll_async_output,
                         "coll:async: %s (cid %u, size %d): hint %s=%s", comm->c_name,
                         coll_async_comm_cid(comm), ompi_comm_size(comm), key,
