@@ -380,6 +380,12 @@ static void between(const char *forced)
     }
     /* Any case, as the parameter takes it. */
     between_hint(ALLREDUCE, "RabenSeifner", SMALL, world_ran[ALLREDUCE]);
+    /* The short key, the only one MPI_Info_set takes for the longest names. */
+    comm = dup_with("coll_async_allreduce_alg", "recursive_doubling");
+    m = measure(comm, ALLREDUCE, SMALL, "dup with coll_async_allreduce_alg=recursive_doubling");
+    CHECK(0 == strcmp("recursive_doubling", ran_between(&m)),
+          "the short key coll_async_allreduce_alg=recursive_doubling ran %s", ran_between(&m));
+    MPI_Comm_free(&comm);
     ignored_hint("coll_async_allreduce_algorithm", "fastest", world_ran[ALLREDUCE]);
     ignored_hint("coll_async_allreduce_algoritm", "ring", world_ran[ALLREDUCE]);
 

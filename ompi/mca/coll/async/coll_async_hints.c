@@ -14,7 +14,9 @@
  * value that parameter accepts overrides the job's parameter for that family on
  * that communicator alone (MPI_Comm_dup_with_info, MPI_Comm_split_with_info,
  * MPI_Comm_idup_with_info: Open MPI copies the info into the new communicator
- * before it selects and enables its coll modules). Read once, when the module is
+ * before it selects and enables its coll modules). coll_async_<family>_alg is the
+ * same hint: MPI_MAX_INFO_KEY (36 with the NUL) is too short for
+ * coll_async_reduce_scatter_block_algorithm and the neighbor families' names. Read once, when the module is
  * enabled, so MPI_Comm_set_info later changes nothing here. MPI_Comm_get_info
  * returns the hints taken.
  *
@@ -35,16 +37,19 @@
 
 #define HINT_PREFIX "coll_async_"
 #define HINT_SUFFIX "_algorithm"
+#define SHORT_SUFFIX "_alg"
 
-/* The family whose hint key is key, or -1. */
+/* The family whose hint key is key (either suffix), or -1. */
 static int family_of_key(const char *key)
 {
-    char name[96];
+    char name[96], short_name[96];
 
     for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
         snprintf(name, sizeof(name), HINT_PREFIX "%s" HINT_SUFFIX,
                  coll_async_family_name(family));
-        if (0 == strcmp(name, key)) {
+        snprintf(short_name, sizeof(short_name), HINT_PREFIX "%s" SHORT_SUFFIX,
+                 coll_async_family_name(family));
+        if (0 == strcmp(name, key) || 0 == strcmp(short_name, key)) {
             return family;
         }
     }
