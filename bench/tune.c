@@ -319,18 +319,33 @@ static MPI_Comm with_hint(MPI_Comm comm, enum tune_family family, const char *va
     return dup;
 }
 
-/* Whether the component obeys a hint: an allreduce on a communicator whose hint
- * says delegate must count as delegated (collective over the world). */
-static bool hints_obeyed(void)
+/* Whether the component runs and obeys a hint (collective over the world): an
+ * allreduce on a communicator whose hint says auto must count as native, one
+ * whose hint says delegate must not (it goes to the component below, which the
+ * component may hand the call to directly, uncounted). */
+static long long natives_of(const char *value)
 {
     unsigned long long before = 0, after = 0;
-    int in = 1, out, ok;
-    MPI_Comm comm = with_hint(MPI_COMM_WORLD, TUNE_ALLREDUCE, "delegate");
+    int in = 1, out;
+    struct tune_counter counter;
+    MPI_Comm comm = with_hint(MPI_COMM_WORLD, TUNE_ALLREDUCE, value);
+    bool ok = 0 == tune_counter_open("coll_async_allreduce_native", &counter);
 
-    ok = 0 == tune_counter("coll_async_allreduce_delegated", &before);
+    ok = ok && 0 == tune_counter_read(&counter, &before);
     MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, comm);
-    ok = ok && 0 == tune_counter("coll_async_allreduce_delegated", &after) && after > before;
+    ok = ok && 0 == tune_counter_read(&counter, &after);
+    if (ok) {
+        tune_counter_close(&counter);
+    }
     MPI_Comm_free(&comm);
+    return ok ? (long long) (after - before) : -1;
+}
+
+static bool hints_obeyed(void)
+{
+    long long a = natives_of("auto"), d = natives_of("delegate");
+    int ok = a > 0 && 0 == d;
+
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     return ok;
 }

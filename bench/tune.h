@@ -157,7 +157,13 @@ int tune_mpit_init(void);
 void tune_mpit_finalize(void);
 int tune_cvar_int(const char *name, int *value);
 int tune_cvar_string(const char *name, char *buf, int len);
-int tune_counter(const char *name, unsigned long long *value);
+struct tune_counter {
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle;
+};
+int tune_counter_open(const char *name, struct tune_counter *c);
+int tune_counter_read(struct tune_counter *c, unsigned long long *value);
+void tune_counter_close(struct tune_counter *c);
 
 /* Formats seconds as microseconds for tables. */
 double tune_us(double seconds);

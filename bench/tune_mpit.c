@@ -77,23 +77,32 @@ int tune_cvar_string(const char *name, char *buf, int len)
     return read_cvar(name, buf, len, MPI_CHAR);
 }
 
-int tune_counter(const char *name, unsigned long long *value)
+/* A counter is read through a handle of its own session, started (a counter not
+ * marked continuous counts only while its handle is started). */
+int tune_counter_open(const char *name, struct tune_counter *c)
 {
-    MPI_T_pvar_session session;
-    MPI_T_pvar_handle handle;
-    int index, count, rc;
+    int index, count;
 
-    if (MPI_SUCCESS != MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index)) {
+    if (MPI_SUCCESS != MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index)
+        || MPI_SUCCESS != MPI_T_pvar_session_create(&c->session)) {
         return -1;
     }
-    if (MPI_SUCCESS != MPI_T_pvar_session_create(&session)) {
+    if (MPI_SUCCESS != MPI_T_pvar_handle_alloc(c->session, index, NULL, &c->handle, &count)
+        || 1 != count) {
+        MPI_T_pvar_session_free(&c->session);
         return -1;
     }
-    rc = MPI_T_pvar_handle_alloc(session, index, NULL, &handle, &count);
-    if (MPI_SUCCESS == rc) {
-        rc = 1 == count ? MPI_T_pvar_read(session, handle, value) : MPI_ERR_OTHER;
-        MPI_T_pvar_handle_free(session, &handle);
-    }
-    MPI_T_pvar_session_free(&session);
-    return MPI_SUCCESS == rc ? 0 : -1;
+    (void) MPI_T_pvar_start(c->session, c->handle); /* refused where continuous: fine */
+    return 0;
+}
+
+int tune_counter_read(struct tune_counter *c, unsigned long long *value)
+{
+    return MPI_SUCCESS == MPI_T_pvar_read(c->session, c->handle, value) ? 0 : -1;
+}
+
+void tune_counter_close(struct tune_counter *c)
+{
+    MPI_T_pvar_handle_free(c->session, &c->handle);
+    MPI_T_pvar_session_free(&c->session);
 }
