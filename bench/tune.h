@@ -140,7 +140,6 @@ struct tune_run_info {
     int ranks, nodes, numa_domains;
     const char *ompi_version;
     int batches;
-    const char *note; /* what was not measured, and why ("" for nothing) */
 };
 
 /* Writes the tuning file from points (k >= 2 ones make rows; the others,

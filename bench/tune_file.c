@@ -72,24 +72,6 @@ static int candidate_of(const struct tune_point *p, enum coll_async_alg alg)
     return -1;
 }
 
-/* The candidate the row for size s names, and whether auto's pick was kept
- * over a faster one within the spread. */
-static int chosen(const struct tune_point *p, int s, bool *kept_auto)
-{
-    int best = fastest(p, s), pick;
-    bool by_node;
-    const struct tune_timing *w = &p->candidates[best].at[s];
-
-    *kept_auto = false;
-    pick = candidate_of(p, tune_auto_pick(p->family, p->bytes[s], p->count[s], p->ranks,
-                                          p->nodes, &by_node));
-    if (pick >= 0 && pick != best && p->candidates[pick].at[s].median - w->median <= w->q3 - w->q1) {
-        *kept_auto = true;
-        return pick;
-    }
-    return best;
-}
-
 /* Whether auto measured slower than the fastest beyond the fastest's spread
  * (auto's median above the fastest's third quartile). */
 static bool auto_lost(const struct tune_point *p, int s, double *ratio)
@@ -103,6 +85,31 @@ static bool auto_lost(const struct tune_point *p, int s, double *ratio)
     w = &p->candidates[best].at[s];
     *ratio = w->median > 0 ? p->candidates[a].at[s].median / w->median : 1;
     return p->candidates[a].at[s].median > w->q3;
+}
+
+/* The candidate the row for size s names, and whether auto's pick was kept
+ * over a faster one within the spread; -1: no row, where auto runs the flat
+ * exchange and no forced one beat it beyond its spread (a row would take the
+ * call by node). */
+static int chosen(const struct tune_point *p, int s, bool *kept_auto)
+{
+    int best = fastest(p, s), pick;
+    bool by_node;
+    double ratio;
+    const struct tune_timing *w = &p->candidates[best].at[s];
+
+    *kept_auto = false;
+    pick = candidate_of(p, tune_auto_pick(p->family, p->bytes[s], p->count[s], p->ranks,
+                                          p->nodes, &by_node));
+    if (!by_node && !auto_lost(p, s, &ratio)) {
+        return -1;
+    }
+    if (pick >= 0 && by_node && pick != best
+        && p->candidates[pick].at[s].median - w->median <= w->q3 - w->q1) {
+        *kept_auto = true;
+        return pick;
+    }
+    return best;
 }
 
 static size_t boundary(const struct tune_point *p, int s)
@@ -170,7 +177,7 @@ static void write_table(FILE *f, const struct tune_point *p)
 
             fprintf(f, "  %s%s -> %s", by_node ? "" : "flat exchange, not ",
                     by_node ? coll_async_alg_names[pick] : "by node",
-                    p->candidates[row].value);
+                    row < 0 ? "no row (flat)" : p->candidates[row].value);
             if (kept) {
                 fprintf(f, " (auto's pick: %s is faster by less than its spread)",
                         p->candidates[fastest(p, s)].value);
@@ -201,6 +208,10 @@ static void write_rows(FILE *f, const struct tune_point *points, int count,
 
         while (e + 1 < p->size_count && chosen(p, e + 1, &kept) == c) {
             ++e;
+        }
+        if (c < 0) { /* a hole: the built-in thresholds run the flat exchange */
+            s = e + 1;
+            continue;
         }
         if (e + 1 == p->size_count) {
             snprintf(range, sizeof(range), "%zu-*", lo);
@@ -234,9 +245,6 @@ static void write_header(FILE *f, const struct tune_run_info *info)
     fprintf(f, "# rows:      per size the fastest forced algorithm, or auto's own where that is "
                "within the fastest's spread;\n#            boundaries at the geometric mean of "
                "the sizes measured; AUTO SLOWER marks auto beyond the fastest's spread\n");
-    if ('\0' != info->note[0]) {
-        fprintf(f, "# note:      %s\n", info->note);
-    }
     fprintf(f, "coll_async_tuning 1\n");
 }
 
@@ -263,11 +271,11 @@ static int read_back(const char *path, const struct tune_point *points, int coun
             bool kept;
             int c = chosen(p, s, &kept);
 
-            if (NULL == row || row->alg != p->candidates[c].alg) {
+            if (c < 0 ? NULL != row : NULL == row || row->alg != p->candidates[c].alg) {
                 fprintf(stderr, "bench/tune: %s: %s at %d nodes, %zu B reads back as %s, not %s\n",
                         path, tune_families[p->family].name, p->nodes, p->bytes[s],
                         NULL == row ? "no row" : coll_async_alg_names[row->alg],
-                        p->candidates[c].value);
+                        c < 0 ? "no row" : p->candidates[c].value);
                 rc = -1;
             }
         }

@@ -23,6 +23,7 @@
 
 #include "coll_async_hier.h"
 #include "coll_async_native.h"
+#include "coll_async_tuning.h"
 
 static size_t type_size(struct ompi_datatype_t *dtype)
 {
@@ -33,18 +34,25 @@ static size_t type_size(struct ompi_datatype_t *dtype)
 }
 
 /* Whether the family's decision takes a call of total bytes across nodes, its
- * ranks' average block rounded up. */
+ * ranks' average block rounded up. A row of the tuning file for the family and
+ * total takes it by node too, where the parameter leaves the leaders to auto:
+ * the row's algorithm runs there alone (docs/tuning-file.md). */
 static bool by_node(const struct coll_async_call *call, size_t total)
 {
     struct coll_async_hier *hier = call->module->hier;
     enum coll_async_family family = coll_async_family_of(call->coll);
 
-    return NULL != hier && 0 < total
-           && coll_async_decision_aggregated(family, hier->algorithm[family],
-                                             (total + (size_t) hier->size - 1)
-                                                 / (size_t) hier->size,
-                                             hier->size,
-                                             hier->node_count);
+    if (NULL == hier || 0 == total) {
+        return false;
+    }
+    if (NULL != hier->tuning
+        && COLL_ASYNC_ALG_AUTO == coll_async_decision_leaders(hier->algorithm[family])
+        && NULL != coll_async_tuning_lookup(hier->tuning, family, hier->node_count, total)) {
+        return true;
+    }
+    return coll_async_decision_aggregated(family, hier->algorithm[family],
+                                          (total + (size_t) hier->size - 1) / (size_t) hier->size,
+                                          hier->size, hier->node_count);
 }
 
 static int run_by_node(const struct coll_async_call *call, struct coll_async_sched *work,
