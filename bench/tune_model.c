@@ -36,7 +36,7 @@
 struct plan {
     size_t sizes[MAX_SIZES]; /* the sweep, bytes */
     int nsizes;
-    int bursts[MAX_SIZES];   /* the back-to-back counts */
+    size_t bursts[MAX_SIZES]; /* the back-to-back counts */
     int nbursts;
     int reps;                /* runs per point; the median counts */
     double budget;           /* seconds one run aims at */
@@ -45,7 +45,7 @@ struct plan {
 static void plan_for(int quick, struct plan *plan)
 {
     static const size_t quick_sizes[] = {8, 1024, 65536, 1 << 20, 4 << 20};
-    static const int quick_bursts[] = {1, 4, 16, 64};
+    static const size_t quick_bursts[] = {1, 4, 16, 64};
 
     *plan = (struct plan){.reps = quick ? 3 : 7, .budget = quick ? 0.005 : 0.03};
     if (quick) {
@@ -60,7 +60,7 @@ static void plan_for(int quick, struct plan *plan)
         plan->sizes[plan->nsizes++] = n;
     }
     plan->sizes[plan->nsizes++] = 4 << 20;
-    for (int m = 1; m <= 64; m *= 2) {
+    for (size_t m = 1; m <= 64; m *= 2) {
         plan->bursts[plan->nbursts++] = m;
     }
 }
@@ -70,8 +70,8 @@ struct pair {
     MPI_Comm plain;  /* control messages and barriers */
     MPI_Comm forced; /* the timed calls, the algorithms forced by hints */
     int rank;
-    long bcasts, allreduces; /* timed-or-not calls made on forced */
-    char *buf;
+    long bcasts, allreduces, allgathers; /* calls made on forced */
+    char *buf, *gathered; /* gathered: room for two blocks */
 };
 
 /* Rank 0's count, on both. Point-to-point: no collective counter moves. */
@@ -135,6 +135,21 @@ static double exchange(struct pair *p, size_t n, int k)
     return (MPI_Wtime() - start) / k;
 }
 
+/* An allgather of n bytes per rank: one exchange, both ends at once, as every
+ * round of ring, recursive doubling, Rabenseifner and allgather is. */
+static double swap(struct pair *p, size_t n, int k)
+{
+    double start;
+
+    MPI_Barrier(p->plain);
+    start = MPI_Wtime();
+    for (int i = 0; i < k; ++i) {
+        MPI_Allgather(p->buf, (int) n, MPI_BYTE, p->gathered, (int) n, MPI_BYTE, p->forced);
+    }
+    p->allgathers += k;
+    return (MPI_Wtime() - start) / k;
+}
+
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *) a, y = *(const double *) b;
@@ -142,22 +157,35 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The median of the plan's runs of run at n, each long enough for the clock;
- * rank 0's (the value on rank 1 is meaningless). */
-static double measure(struct pair *p, run_fn run, size_t n, const struct plan *plan)
+/* Per value of the sweep, the median of the plan's runs of run, each long
+ * enough for the clock; rank 0's (the values on rank 1 are meaningless). The
+ * runs go round the sweep rep by rep, so that a burst of load on a shared
+ * machine spreads over the sizes rather than bending the line at a few. */
+static void measure(struct pair *p, run_fn run, const size_t *values, int count,
+                    const struct plan *plan, double *medians)
 {
-    double times[MAX_REPS], estimate;
-    int k;
+    double times[MAX_SIZES][MAX_REPS];
+    int calls[MAX_SIZES];
 
-    run(p, n, 1); /* the first: connections, registrations */
-    estimate = run(p, n, 1);
-    k = estimate > 0 ? (int) fmin(MAX_CALLS_PER_RUN, fmax(1.0, plan->budget / estimate)) : 1;
-    k = agree(p, k);
-    for (int r = 0; r < plan->reps; ++r) {
-        times[r] = run(p, n, k);
+    for (int i = 0; i < count; ++i) {
+        double estimate;
+
+        run(p, values[i], 1); /* the first: connections, registrations */
+        estimate = run(p, values[i], 1);
+        calls[i] = estimate > 0
+                       ? (int) fmin(MAX_CALLS_PER_RUN, fmax(1.0, plan->budget / estimate))
+                       : 1;
+        calls[i] = agree(p, calls[i]);
     }
-    qsort(times, (size_t) plan->reps, sizeof(times[0]), by_value);
-    return times[plan->reps / 2];
+    for (int r = 0; r < plan->reps; ++r) {
+        for (int i = 0; i < count; ++i) {
+            times[i][r] = run(p, values[i], calls[i]);
+        }
+    }
+    for (int i = 0; i < count; ++i) {
+        qsort(times[i], (size_t) plan->reps, sizeof(times[i][0]), by_value);
+        medians[i] = times[i][plan->reps / 2];
+    }
 }
 
 /* y = a + b x by least squares; relative: each point weighted 1 / y^2, so that
@@ -317,12 +345,14 @@ static bool both_have_verbs(const struct pair *p)
     return both;
 }
 
+static const size_t pingpong_sizes[2] = {SMALL_BYTES, 1 << 20};
+
 /* What was measured, for the file. */
 struct results {
     const struct plan *plan;
-    double hop[MAX_SIZES], allreduce[MAX_SIZES], bursts[MAX_SIZES];
-    double pingpong_small, pingpong_large;
-    struct line hop_fit, allreduce_fit, burst_fit;
+    double hop[MAX_SIZES], swap[MAX_SIZES], allreduce[MAX_SIZES], bursts[MAX_SIZES];
+    double pingpong[2]; /* at pingpong_sizes */
+    struct line hop_fit, swap_fit, allreduce_fit, burst_fit;
     struct sim_params_file file;
     bool latency_clamped, reduce_clamped;
     char peer_host[MPI_MAX_PROCESSOR_NAME];
@@ -331,8 +361,8 @@ struct results {
 static int measure_all(struct pair *p, const struct plan *plan, struct results *out, char *why)
 {
     MPI_T_pvar_session session;
-    struct counters bcast, allreduce;
-    unsigned long long bcast_before[2], allreduce_before[2];
+    struct counters bcast, allreduce, allgather;
+    unsigned long long bcast_before[2], allreduce_before[2], allgather_before[2];
     int rc, ignored;
 
     MPI_T_init_thread(MPI_THREAD_SINGLE, &ignored);
@@ -342,27 +372,30 @@ static int measure_all(struct pair *p, const struct plan *plan, struct results *
         rc = open_counters(session, "allreduce", &allreduce, why);
     }
     if (0 == rc) {
+        rc = open_counters(session, "allgather", &allgather, why);
+    }
+    if (0 == rc) {
+        allgather_before[0] = read_counter(session, allgather.native);
+        allgather_before[1] = read_counter(session, allgather.delegated);
         bcast_before[0] = read_counter(session, bcast.native);
         bcast_before[1] = read_counter(session, bcast.delegated);
         allreduce_before[0] = read_counter(session, allreduce.native);
         allreduce_before[1] = read_counter(session, allreduce.delegated);
-        for (int i = 0; i < plan->nsizes; ++i) {
-            out->hop[i] = measure(p, bounce, plan->sizes[i], plan);
-        }
-        for (int i = 0; i < plan->nbursts; ++i) {
-            out->bursts[i] = measure(p, burst, (size_t) plan->bursts[i], plan);
-        }
-        for (int i = 0; i < plan->nsizes; ++i) {
-            out->allreduce[i] = measure(p, exchange, plan->sizes[i], plan);
-        }
+        measure(p, swap, plan->sizes, plan->nsizes, plan, out->swap);
+        measure(p, bounce, plan->sizes, plan->nsizes, plan, out->hop);
+        measure(p, burst, plan->bursts, plan->nbursts, plan, out->bursts);
+        measure(p, exchange, plan->sizes, plan->nsizes, plan, out->allreduce);
         rc = check_counters(session, &bcast, bcast_before, p->bcasts, "Bcast", why);
         if (0 == rc) {
             rc = check_counters(session, &allreduce, allreduce_before, p->allreduces,
                                 "Allreduce", why);
         }
+        if (0 == rc) {
+            rc = check_counters(session, &allgather, allgather_before, p->allgathers,
+                                "Allgather", why);
+        }
     }
-    out->pingpong_small = measure(p, pingpong, SMALL_BYTES, plan);
-    out->pingpong_large = measure(p, pingpong, 1 << 20, plan);
+    measure(p, pingpong, pingpong_sizes, 2, plan, out->pingpong);
     MPI_T_pvar_session_free(&session);
     MPI_T_finalize();
     return rc;
@@ -380,19 +413,23 @@ static void fit_all(struct results *r, bool verbs)
         sizes[i] = (double) plan->sizes[i];
     }
     for (int i = 0; i < plan->nbursts; ++i) {
-        counts[i] = plan->bursts[i];
+        counts[i] = (double) plan->bursts[i];
     }
     r->hop_fit = fit_line(sizes, r->hop, plan->nsizes, true);
+    r->swap_fit = fit_line(sizes, r->swap, plan->nsizes, true);
     r->allreduce_fit = fit_line(sizes, r->allreduce, plan->nsizes, true);
     r->burst_fit = fit_line(counts, r->bursts, plan->nbursts, false);
 
-    /* A hop's L + 2o is what every round of a plan pays; where the calls back
-     * to back cost more than that (a blocking call's own hand-off to the
+    /* A round of ring, recursive doubling, Rabenseifner or allgather is an
+     * exchange, both ends sending at once: its L + 2o and G are the model's (a
+     * lone hop, the bcast's, may cost less where the ends share cores, as over
+     * loopback: the file's comments show both). Where the calls back to back
+     * cost more than that per message (a blocking call's own hand-off to the
      * progress thread, which the plans' rounds do not pay), o is cut to keep it. */
-    p->gap = fmax(0.0, r->hop_fit.b);
-    latency = r->hop_fit.a - 2 * fmax(0.0, r->burst_fit.b);
+    p->gap = fmax(0.0, r->swap_fit.b);
+    latency = r->swap_fit.a - 2 * fmax(0.0, r->burst_fit.b);
     r->latency_clamped = latency < 0;
-    p->overhead = r->latency_clamped ? fmax(0.0, r->hop_fit.a / 2) : r->burst_fit.b;
+    p->overhead = r->latency_clamped ? fmax(0.0, r->swap_fit.a / 2) : r->burst_fit.b;
     p->latency = fmax(0.0, latency);
     r->reduce_clamped = r->allreduce_fit.b < p->gap;
     p->reduce = fmax(0.0, r->allreduce_fit.b - p->gap);
@@ -478,31 +515,36 @@ static int write_file(const char *path, const struct results *r, int nodes)
         return -1;
     }
     fprintf(f, "# the fit (%s):\n"
-               "#   bcast hop = L + 2o + n G: %.2f us + n %.4f ns/B, relative residuals "
-               "rms %.1f %%, worst %.1f %%\n"
-               "#   %d bcasts of 8 B back to back, then one back = a + m o: %.2f us + m "
+               "#   allgather recursive_doubling (one exchange) = L + 2o + n G: %.2f us + n "
+               "%.4f ns/B, relative residuals rms %.1f %%, worst %.1f %%\n"
+               "#   (not the model's) bcast hop, a lone message: %.2f us + n %.4f ns/B, "
+               "relative residuals rms %.1f %%, worst %.1f %%\n"
+               "#   %zu bcasts of 8 B back to back, then one back = a + m o: %.2f us + m "
                "%.2f us, residuals rms %.1f %%, worst %.1f %%\n"
                "#   allreduce recursive_doubling = L + 2o + n (G + reduce): %.2f us + n "
                "%.4f ns/B, relative residuals rms %.1f %%, worst %.1f %%\n",
-            plan->reps > 3 ? "full" : "quick", r->hop_fit.a * 1e6, r->hop_fit.b * 1e9,
-            100 * r->hop_fit.rms, 100 * r->hop_fit.worst, plan->bursts[plan->nbursts - 1],
+            plan->reps > 3 ? "full" : "quick", r->swap_fit.a * 1e6, r->swap_fit.b * 1e9,
+            100 * r->swap_fit.rms, 100 * r->swap_fit.worst, r->hop_fit.a * 1e6,
+            r->hop_fit.b * 1e9, 100 * r->hop_fit.rms, 100 * r->hop_fit.worst,
+            plan->bursts[plan->nbursts - 1],
             r->burst_fit.a * 1e6, r->burst_fit.b * 1e6, 100 * r->burst_fit.rms,
             100 * r->burst_fit.worst, r->allreduce_fit.a * 1e6, r->allreduce_fit.b * 1e9,
             100 * r->allreduce_fit.rms, 100 * r->allreduce_fit.worst);
-    fprintf(f, "#   L = hop intercept - 2o%s; reduce = allreduce slope - G%s; "
+    fprintf(f, "#   L = exchange intercept - 2o%s; reduce = allreduce slope - G%s; "
                "allreduce intercept %.2f us against L + 2o = %.2f us; ack_us = o (not "
                "measured)\n",
-            r->latency_clamped ? " (negative: L = 0 and o = the hop intercept / 2)" : "", r->reduce_clamped ? " (negative: 0)" : "",
+            r->latency_clamped ? " (negative: L = 0 and o = the exchange intercept / 2)" : "", r->reduce_clamped ? " (negative: 0)" : "",
             r->allreduce_fit.a * 1e6, (p->latency + 2 * p->overhead) * 1e6);
+    write_sweep(f, "allgather exchange", plan, r->swap, &r->swap_fit);
     write_sweep(f, "bcast hop", plan, r->hop, &r->hop_fit);
     write_sweep(f, "allreduce", plan, r->allreduce, &r->allreduce_fit);
     fprintf(f, "# back to back: count, measured us\n");
     for (int i = 0; i < plan->nbursts; ++i) {
-        fprintf(f, "#   %3d %10.2f\n", plan->bursts[i], r->bursts[i] * 1e6);
+        fprintf(f, "#   %3zu %10.2f\n", plan->bursts[i], r->bursts[i] * 1e6);
     }
     fprintf(f, "# Open MPI's own MPI_Send/MPI_Recv (its BTLs, not coll/async) half round trip: "
                "8 B %.2f us, 1 MiB %.2f us\n",
-            r->pingpong_small * 1e6, r->pingpong_large * 1e6);
+            r->pingpong[0] * 1e6, r->pingpong[1] * 1e6);
     return 0 == fclose(f) ? 0 : -1;
 }
 
@@ -521,7 +563,10 @@ static int run_pair(MPI_Comm leaders, MPI_Comm plain, int quick, const char *pat
     MPI_Comm_rank(plain, &p.rank);
     MPI_Comm_size(leaders, &nodes);
     p.buf = calloc(plan.sizes[plan.nsizes - 1], 1);
-    if (NULL == p.buf) {
+    p.gathered = calloc(plan.sizes[plan.nsizes - 1], 2);
+    if (NULL == p.buf || NULL == p.gathered) {
+        free(p.buf);
+        free(p.gathered);
         snprintf(why, WHY_MAX, "out of memory");
         return -1;
     }
@@ -530,6 +575,7 @@ static int run_pair(MPI_Comm leaders, MPI_Comm plain, int quick, const char *pat
     MPI_Info_create(&info);
     MPI_Info_set(info, "coll_async_bcast_algorithm", "binomial");
     MPI_Info_set(info, "coll_async_allreduce_algorithm", "recursive_doubling");
+    MPI_Info_set(info, "coll_async_allgather_algorithm", "recursive_doubling");
     MPI_Comm_dup_with_info(plain, info, &p.forced);
     MPI_Info_free(&info);
 
@@ -541,6 +587,7 @@ static int run_pair(MPI_Comm leaders, MPI_Comm plain, int quick, const char *pat
     rc = measure_all(&p, &plan, &results, why);
     MPI_Comm_free(&p.forced);
     free(p.buf);
+    free(p.gathered);
     if (0 == rc && 0 == p.rank) {
         fit_all(&results, verbs);
         rc = write_file(path, &results, nodes);

@@ -13,15 +13,18 @@
  * written as a parameter file (simulate_params.h) that simulate --params reads.
  *
  * On the first two leaders, with the algorithms forced by the communicator's
- * hints (coll_async_bcast_algorithm binomial, coll_async_allreduce_algorithm
- * recursive_doubling; until every build takes them, the same MCA parameters
- * given to mpirun do it):
- *   - a bcast of n bytes bounced between the two, over a sweep of sizes: a hop is
- *     one message, L + 2o + n G; fitted by least squares (relative errors);
+ * hints (coll_async_bcast_algorithm binomial, coll_async_allreduce_algorithm and
+ * coll_async_allgather_algorithm recursive_doubling; until every build takes
+ * them, the same MCA parameters given to mpirun do it):
+ *   - an allgather of n bytes a rank, over a sweep of sizes: one exchange, both
+ *     ends sending at once as in every round of ring, recursive doubling and
+ *     Rabenseifner, L + 2o + n G; fitted by least squares (relative errors);
+ *   - a bcast of n bytes bounced between the two: a lone message, whose fit is
+ *     written beside (where the ends share cores it costs less than an exchange);
  *   - m bcasts of 8 bytes back to back, then one back, m = 1..64: the slope is
  *     o, the cost per message of the busier end, which splits L from o;
  *   - an allreduce (float sum) of n bytes repeated: one exchange and one
- *     reduction per call, L + 2o + n (G + reduce), over the same sweep;
+ *     reduction per call, L + 2o + n (G + reduce): its slope less G is reduce;
  *   - Open MPI's own MPI_Send/MPI_Recv ping-pong, for comparison (a comment).
  * coll/async's MPI_T counters must show that every timed call ran in the
  * component. The transport is named from what the mapper would pick (verbs
