@@ -13,10 +13,12 @@
  * offers, priced from the very plans the component builds (simulate_model.h),
  * and which one auto picks; a '!' marks auto where another is cheaper.
  *
- *   simulate [-P ib|eth] [-L us] [-o us] [-G ns/B] [-r ns/B] [-a us] [-M]
- *            [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR] [-s]
+ *   simulate [-P ib|eth | --params FILE] [-L us] [-o us] [-G ns/B] [-r ns/B] [-a us]
+ *            [-M] [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR] [-s]
  *
  *   -P   the defaults: ib (100 Gb/s InfiniBand, verbs) or eth (25 GbE, TCP)
+ *   --params FILE   the defaults measured on a machine by bench/fit_model
+ *        (simulate_params.h); in place of -P's
  *   -L -o -G -r -a   latency, overhead, gap per byte, reduction per byte,
  *        the multicast root's cost per acknowledgement (override -P's)
  *   -M   no multicast (leaders without RDMA ports); -P eth implies it
@@ -27,12 +29,14 @@
  *        and its time, and auto's pick where it loses
  */
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "simulate_model.h"
+#include "simulate_params.h"
 
 #define MAX_ALGS 3
 #define MAX_NODE_COUNTS 32
@@ -64,6 +68,7 @@ static const struct sim_params ethernet = {.latency = 5e-6, .overhead = 3e-6, .g
                                            .reduce = 0.1e-9, .ack = 3e-6, .verbs = false};
 
 static int failures;
+static char source_text[320]; /* the header's "defaults from" */
 
 /* Seconds of one algorithm; < 0: not run as asked (a forced one gave way). */
 static double time_of(const struct family_row *row, enum coll_async_alg alg, int nodes,
@@ -162,6 +167,41 @@ static void table(const struct family_row *row, int nodes, size_t min, size_t ma
     }
 }
 
+#define USAGE                                                                                \
+    "usage: simulate [-P ib|eth | --params FILE] [-L us] [-o us] [-G ns/B] [-r ns/B] [-a us] " \
+    "[-M] [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR] [-s]\n"
+
+/* The defaults: -P's, or --params' file (which wins over -P; *source then
+ * names it); -1 when the file is bad (said on stderr). Read before the other
+ * options, so that they override these wherever they stand. */
+static int defaults(int argc, char **argv, struct sim_params *p, const char **source)
+{
+    const char *path = NULL;
+    struct sim_params_file file;
+    char error[SIM_PARAMS_ERROR_MAX];
+
+    for (int i = 1; i < argc; ++i) {
+        if (0 == strcmp("-P", argv[i]) && i + 1 < argc) {
+            *p = 0 == strcmp("eth", argv[i + 1]) ? ethernet : infiniband;
+        } else if (0 == strcmp("--params", argv[i]) && i + 1 < argc) {
+            path = argv[i + 1];
+        } else if (0 == strncmp("--params=", argv[i], 9)) {
+            path = argv[i] + 9;
+        }
+    }
+    if (NULL == path) {
+        return 0;
+    }
+    if (0 != sim_params_read(path, &file, error)) {
+        fprintf(stderr, "simulate: %s\n", error);
+        return -1;
+    }
+    *p = file.params;
+    snprintf(source_text, sizeof(source_text), "%s (measured over %s)", path, file.transport);
+    *source = source_text;
+    return 0;
+}
+
 static const char *short_name(enum coll_async_alg alg)
 {
     switch (alg) {
@@ -242,16 +282,17 @@ int main(int argc, char **argv)
     size_t min = 8, max = 16 << 20, factor = 8;
     const char *only = NULL;
     bool no_multicast = false, compact = false;
+    const char *source = NULL; /* --params' file */
+    static const struct option long_options[] = {{"params", required_argument, NULL, 'p'},
+                                                 {NULL, 0, NULL, 0}};
 
-    /* -P first, so that the others override its defaults wherever they stand. */
-    for (int i = 1; i + 1 < argc; ++i) {
-        if (0 == strcmp("-P", argv[i])) {
-            p = 0 == strcmp("eth", argv[i + 1]) ? ethernet : infiniband;
-        }
+    if (0 != defaults(argc, argv, &p, &source)) {
+        return 2;
     }
-    while (-1 != (opt = getopt(argc, argv, "P:L:o:G:r:a:Mf:n:m:x:s"))) {
+    while (-1 != (opt = getopt_long(argc, argv, "P:L:o:G:r:a:Mf:n:m:x:s", long_options, NULL))) {
         switch (opt) {
         case 'P': break;
+        case 'p': break;
         case 'L': p.latency = atof(optarg) * 1e-6; break;
         case 'o': p.overhead = atof(optarg) * 1e-6; break;
         case 'G': p.gap = atof(optarg) * 1e-9; break;
@@ -271,8 +312,7 @@ int main(int argc, char **argv)
         case 'x': factor = strtoull(optarg, NULL, 10); break;
         case 's': compact = true; break;
         default:
-            fprintf(stderr, "usage: simulate [-P ib|eth] [-L us] [-o us] [-G ns/B] [-r ns/B] "
-                            "[-a us] [-M] [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR] [-s]\n");
+            fprintf(stderr, USAGE);
             return 2;
         }
     }
@@ -280,6 +320,9 @@ int main(int argc, char **argv)
     if (nnodes < 1 || min < SIM_ELEMENT_BYTES || factor < 2) {
         fprintf(stderr, "simulate: bad -n, -m or -x\n");
         return 2;
+    }
+    if (NULL != source) {
+        printf("# defaults from %s\n", source);
     }
     printf("# L %.2f us, o %.2f us, G %.3f ns/B, reduce %.3f ns/B, ack %.2f us, multicast %s\n"
            "# '!': auto is not the cheapest (its time over the best); '#': more steps than a "
