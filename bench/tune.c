@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "tune.h"
+#include "tune_model.h"
 #include "../ompi/mca/coll/async/coll_async_tuning.h"
 
 struct options {
@@ -664,22 +665,6 @@ static int verify_setup(const char *path)
     return 0;
 }
 
-/* The point-to-point model (bench/tune_model.[ch], another branch).
- * LEAD: when bench/tune_model.c is merged, add it to bench_tune_SOURCES, include
- * "tune_model.h" and replace the body below with
- *     return tune_model_run(leaders, quick, params_path);
- * leaders holds the nodes' first ranks (MPI_COMM_NULL elsewhere). */
-static int run_model(MPI_Comm leaders, int quick, const char *params_path)
-{
-    (void) leaders;
-    (void) quick;
-    if (0 == world_rank) {
-        fprintf(stderr, "bench/tune: -p %s: this bench/tune is built without the point-to-point "
-                        "model (bench/tune_model.c)\n", params_path);
-    }
-    return -1;
-}
-
 static void command_line(int argc, char **argv, char *buf, size_t len)
 {
     size_t at = 0;
@@ -744,11 +729,16 @@ int main(int argc, char **argv)
     }
 
     /* The point-to-point model, over one rank per node. */
-    if (NULL != o.params && NULL == o.verify) {
+    if (NULL != o.params && NULL == o.verify && nodes < 2) {
+        if (0 == world_rank) {
+            fprintf(stderr, "bench/tune: -p %s: one node, no leaders between nodes to fit the "
+                            "model to\n", o.params);
+        }
+    } else if (NULL != o.params && NULL == o.verify) {
         bool first = 0 == world_rank || node_of[world_rank - 1] != node_of[world_rank];
 
         MPI_Comm_split(MPI_COMM_WORLD, first ? 0 : MPI_UNDEFINED, world_rank, &leaders);
-        rc = MPI_COMM_NULL != leaders ? run_model(leaders, o.quick, o.params) : 0;
+        rc = MPI_COMM_NULL != leaders ? tune_model_run(leaders, o.quick, o.params) : 0;
         if (MPI_COMM_NULL != leaders) {
             MPI_Comm_free(&leaders);
         }
