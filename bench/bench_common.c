@@ -163,10 +163,18 @@ static void parse_range(const char *arg, struct bench *b)
         max_str = colon + 1;
     }
     b->max_bytes = strtoull(max_str, &end, 10);
+    /* A third field steps by a larger factor, so that a quick run covers the same
+     * span in fewer sizes (bench/report --quick: 8 B to 16 MiB in 8 sizes). */
+    if (colon && *end == ':') {
+        const char *factor_str = end + 1;
+        b->size_factor = strtoull(factor_str, &end, 10);
+        if (end == factor_str || b->size_factor < 2)
+            bench_die("bad -m factor (want MIN:MAX:FACTOR with FACTOR >= 2): ", arg);
+    }
     /* strtoull accepts a sign, so reject '-' explicitly. */
     if (errno || end == max_str || *end != '\0' || strchr(arg, '-') ||
         b->min_bytes == 0 || b->min_bytes > b->max_bytes)
-        bench_die("bad -m range (want [MIN:]MAX with 1 <= MIN <= MAX): ", arg);
+        bench_die("bad -m range (want [MIN:]MAX[:FACTOR] with 1 <= MIN <= MAX): ", arg);
 }
 
 static void parse_type(const char *arg, struct bench *b)
@@ -183,7 +191,8 @@ static void usage(int nonblocking, const struct bench_extra *extra)
 
     if (my_rank != 0)
         return;
-    printf("Usage: %s [-C COLL] [-m [MIN:]MAX] [-i ITER] [-x WARMUP] [-T char|int|float]"
+    printf("Usage: %s [-C COLL] [-m [MIN:]MAX[:FACTOR]] [-i ITER] [-x WARMUP] [-B BYTES]"
+           " [-T char|int|float]"
            " %s [-h]\n", bench_prog, extra->synopsis);
     printf("  -C COLL       collective, one of (the first is the default):\n"
            "               ");
@@ -193,10 +202,12 @@ static void usage(int nonblocking, const struct bench_extra *extra)
            " per rank\n                for allgather(v), alltoall, gather, scatter\n"
            "                and reduce_scatter_block\n",
            BENCH_ROOT);
-    printf("  -m [MIN:]MAX  message sizes in bytes, doubling from MIN to MAX"
-           " (default 1:1048576)\n"
+    printf("  -m [MIN:]MAX[:FACTOR]  message sizes in bytes from MIN to MAX, each FACTOR\n"
+           "                (default 2) times the last (default 1:1048576)\n"
            "  -i ITER       timed iterations per size (default %d, %d above %d bytes)\n"
            "  -x WARMUP     untimed warm-up iterations per size (default %d, %d above %d bytes)\n"
+           "  -B BYTES      at most BYTES / size timed iterations per size (at least 2),\n"
+           "                warm-ups at most a fifth of those (at least 1)\n"
            "  -T TYPE       element type: char (MPI_CHAR), int (MPI_INT), float (MPI_FLOAT)\n"
            "%s"
            "  -h            print this help\n",
@@ -215,6 +226,7 @@ static int common_option(int c, const char *arg, struct bench *b, int nonblockin
     case 'm': parse_range(arg, b); return 1;
     case 'i': b->iters = bench_parse_long(arg, 1, "bad -i value: "); return 1;
     case 'x': b->warmup = bench_parse_long(arg, 0, "bad -x value: "); return 1;
+    case 'B': b->iter_bytes = (size_t)bench_parse_long(arg, 1, "bad -B value: "); return 1;
     case 'T': parse_type(arg, b); return 1;
     default: return 0;
     }
@@ -226,7 +238,7 @@ static void parse_options(struct bench *b, int argc, char **argv, int nonblockin
     char optstring[64];
     int c;
 
-    snprintf(optstring, sizeof(optstring), "C:m:i:x:T:h%s", extra->optstring);
+    snprintf(optstring, sizeof(optstring), "C:m:i:x:B:T:h%s", extra->optstring);
     opterr = 0; /* report errors once, from rank 0, not from every rank */
     while ((c = getopt(argc, argv, optstring)) != -1) {
         if (common_option(c, optarg, b, nonblocking) || extra->handle(c, optarg, extra->ctx))
@@ -331,7 +343,7 @@ void bench_init(struct bench *b, int *argc, char ***argv, int nonblocking,
 
     bench_prog = slash ? slash + 1 : (*argv)[0];
     MPI_Init(argc, argv);
-    *b = (struct bench){ .min_bytes = 1, .max_bytes = 1 << 20, .iters = -1,
+    *b = (struct bench){ .min_bytes = 1, .max_bytes = 1 << 20, .size_factor = 2, .iters = -1,
                          .warmup = -1, .kind = KIND_CHAR, .coll = &collectives[0],
                          .sbuf = NULL, .rbuf = NULL };
     MPI_Comm_rank(MPI_COMM_WORLD, &b->rank);
@@ -369,11 +381,19 @@ void bench_print_preamble(const struct bench *b, const char *title, const char *
 
 void bench_for_each_size(struct bench *b, bench_size_fn one, void *ctx)
 {
-    for (size_t size = b->min_bytes; size <= b->max_bytes; size *= 2) {
+    for (size_t size = b->min_bytes; size <= b->max_bytes; size *= b->size_factor) {
         int count = (int)(size / b->elem_size);
         int large = size > LARGE_MSG_BYTES;
         long iters = b->iters >= 0 ? b->iters : large ? ITERS_LARGE : ITERS_SMALL;
         long warmup = b->warmup >= 0 ? b->warmup : large ? WARMUP_LARGE : WARMUP_SMALL;
+
+        /* -B: large sizes get fewer calls, so that one run's time stays bounded. */
+        if (b->iter_bytes > 0 && (size_t)iters > b->iter_bytes / size) {
+            long cap = (long)(b->iter_bytes / size);
+            iters = cap < 2 ? 2 : cap;
+            if (warmup > iters / 5)
+                warmup = iters / 5 < 1 ? 1 : iters / 5;
+        }
 
         if (count == 0)
             continue; /* smaller than one element */

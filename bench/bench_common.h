@@ -58,6 +58,8 @@ struct bench_coll {
 struct bench {
     /* Options. */
     size_t min_bytes, max_bytes;
+    size_t size_factor;         /* -m's third field: each size is the last times this */
+    size_t iter_bytes;          /* -B: at most this many bytes timed per size; 0: no cap */
     long iters, warmup;         /* -1: use the size-dependent default */
     enum elem_kind kind;
     const struct bench_coll *coll;
