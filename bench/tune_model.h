@@ -17,7 +17,9 @@
  * coll_async_allgather_algorithm recursive_doubling, and a second communicator
  * with coll_async_allreduce_algorithm ring; until every build takes them, the
  * same MCA parameters given to mpirun do it for the first), interleaved size by
- * size and run by run, the median of each point's runs:
+ * size and run by run, each collective after a barrier and timed alone (as
+ * bench/coll_latency times them), the median of each point's runs of the slower
+ * rank's mean:
  *   - an allgather of n bytes a rank, over a sweep of sizes: one exchange, both
  *     ends sending at once as in every round of ring, recursive doubling and
  *     Rabenseifner, call + L + 2o + n G; its slope is G;
