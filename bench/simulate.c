@@ -14,13 +14,14 @@
  * and which one auto picks; a '!' marks auto where another is cheaper.
  *
  *   simulate [-P ib|eth | --params FILE] [-L us] [-o us] [-G ns/B] [-r ns/B] [-a us]
- *            [-M] [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR] [-s]
+ *            [-c us] [-M] [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR] [-s]
  *
  *   -P   the defaults: ib (100 Gb/s InfiniBand, verbs) or eth (25 GbE, TCP)
  *   --params FILE   the defaults measured on a machine by bench/fit_model
  *        (simulate_params.h); in place of -P's
- *   -L -o -G -r -a   latency, overhead, gap per byte, reduction per byte,
- *        the multicast root's cost per acknowledgement (override -P's)
+ *   -L -o -G -r -a -c   latency, overhead, gap per byte, reduction per byte,
+ *        the multicast root's cost per acknowledgement, each rank's fixed cost
+ *        per collective (override -P's; -P's call is 0)
  *   -M   no multicast (leaders without RDMA ports); -P eth implies it
  *   -f   allreduce, bcast, allgather, reduce, barrier (default: all)
  *   -n   node counts (default 2,8,64,512,4096); -m sizes in bytes (default
@@ -168,7 +169,7 @@ static void table(const struct family_row *row, int nodes, size_t min, size_t ma
 }
 
 #define USAGE                                                                                \
-    "usage: simulate [-P ib|eth | --params FILE] [-L us] [-o us] [-G ns/B] [-r ns/B] [-a us] " \
+    "usage: simulate [-P ib|eth | --params FILE] [-L us] [-o us] [-G ns/B] [-r ns/B] [-a us] [-c us] " \
     "[-M] [-f family,...] [-n N,...] [-m MIN:MAX] [-x FACTOR] [-s]\n"
 
 /* The defaults: -P's, or --params' file (which wins over -P; *source then
@@ -289,7 +290,7 @@ int main(int argc, char **argv)
     if (0 != defaults(argc, argv, &p, &source)) {
         return 2;
     }
-    while (-1 != (opt = getopt_long(argc, argv, "P:L:o:G:r:a:Mf:n:m:x:s", long_options, NULL))) {
+    while (-1 != (opt = getopt_long(argc, argv, "P:L:o:G:r:a:c:Mf:n:m:x:s", long_options, NULL))) {
         switch (opt) {
         case 'P': break;
         case 'p': break;
@@ -298,6 +299,7 @@ int main(int argc, char **argv)
         case 'G': p.gap = atof(optarg) * 1e-9; break;
         case 'r': p.reduce = atof(optarg) * 1e-9; break;
         case 'a': p.ack = atof(optarg) * 1e-6; break;
+        case 'c': p.call = atof(optarg) * 1e-6; break;
         case 'M': no_multicast = true; break;
         case 'f': only = optarg; break;
         case 'n': nnodes = parse_list(optarg, nodes, MAX_NODE_COUNTS); break;
@@ -324,11 +326,12 @@ int main(int argc, char **argv)
     if (NULL != source) {
         printf("# defaults from %s\n", source);
     }
-    printf("# L %.2f us, o %.2f us, G %.3f ns/B, reduce %.3f ns/B, ack %.2f us, multicast %s\n"
+    printf("# L %.2f us, o %.2f us, G %.3f ns/B, reduce %.3f ns/B, ack %.2f us, call %.2f us, "
+           "multicast %s\n"
            "# '!': auto is not the cheapest (its time over the best); '#': more steps than a "
            "collective's tag range (%d)\n",
            p.latency * 1e6, p.overhead * 1e6, p.gap * 1e9, p.reduce * 1e9, p.ack * 1e6,
-           p.verbs ? "modelled" : "off", COLL_ASYNC_INTERNODE_TAG_STEPS);
+           p.call * 1e6, p.verbs ? "modelled" : "off", COLL_ASYNC_INTERNODE_TAG_STEPS);
     for (int f = 0; f < NUM_FAMILIES; ++f) {
         if (NULL != only && !named(only, families[f].name)) {
             continue;

@@ -14,8 +14,9 @@
  * and copied into a compact list (a plan of 4096 ranks' ring runs 8190 rounds
  * each). Rounds are then priced step by step: every rank numbers its rounds by
  * steps in increasing order, and a send meets its receive at the same step, so
- * when step s is priced every rank's earlier rounds are: a rank starts its round
- * when its previous one ended, and
+ * when step s is priced every rank's earlier rounds are: a rank starts its first
+ * round `call` after the collective began, each later one when its previous one
+ * ended, and
  *   the send ends at       start + o + bytes G                   (its NIC is free)
  *   the data arrives at    the sender's start + o + L + bytes G
  *   the receive ends at    max(start, arrival) + o
@@ -151,6 +152,7 @@ static int price(int n, const struct sim_plan *plans, const struct sim_params *p
         result->error = "out of memory";
     }
     for (int r = 0; NULL == result->error && r < n; ++r) {
+        ready[r] = p->call;
         result->rounds = plans[r].count > result->rounds ? plans[r].count : result->rounds;
         for (int i = 0; i < plans[r].count; ++i) {
             last_step = plans[r].rounds[i].step > last_step ? plans[r].rounds[i].step : last_step;
@@ -253,10 +255,12 @@ double sim_multicast(int nodes, size_t bytes, const struct sim_params *p)
     if (nodes < 2) {
         return 0.0;
     }
-    /* The root streams the packets while it takes the receivers' cumulative
-     * acknowledgements (all but the last of each); the last packet reaches the
-     * receivers; their final acknowledgements come back and are taken one by one. */
-    return p->overhead + later((double) bytes * p->gap, receivers * (acks - 1) * p->ack)
+    /* After its fixed cost per call, the root streams the packets while it takes
+     * the receivers' cumulative acknowledgements (all but the last of each); the
+     * last packet reaches the receivers; their final acknowledgements come back
+     * and are taken one by one. */
+    return p->call + p->overhead
+           + later((double) bytes * p->gap, receivers * (acks - 1) * p->ack)
            + p->latency + p->overhead + p->overhead + p->latency + receivers * p->ack;
 }
 

@@ -48,6 +48,9 @@ struct sim_params {
     double gap;      /* G: per byte, one NIC's direction (full duplex) */
     double reduce;   /* per byte reduced into the result */
     double ack;      /* multicast: the root's cost per acknowledgement it takes */
+    double call;     /* each rank's fixed cost per collective, before its first round:
+                        entering the call and the engine, planning the rounds (a
+                        fitted machine's later rounds cost L + 2o, its first more) */
     bool verbs;      /* every leader has an RDMA port: auto may take multicast */
 };
 

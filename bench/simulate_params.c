@@ -35,6 +35,7 @@ static const struct number {
     {"gap_ns_per_byte", "ns/B", 1e-9, offsetof(struct sim_params, gap)},
     {"reduce_ns_per_byte", "ns/B", 1e-9, offsetof(struct sim_params, reduce)},
     {"ack_us", "us", 1e-6, offsetof(struct sim_params, ack)},
+    {"call_us", "us", 1e-6, offsetof(struct sim_params, call)},
 };
 #define NUM_NUMBERS ((int) (sizeof(numbers) / sizeof(numbers[0])))
 /* Then verbs and transport: every name's bit in `seen`. */

@@ -18,6 +18,7 @@
  *   gap_ns_per_byte 0.31 ns/B
  *   reduce_ns_per_byte 0.12 ns/B
  *   ack_us 4.1 us
+ *   call_us 0 us
  *   verbs no
  *   transport tcp
  *

@@ -26,7 +26,7 @@
 #include "tune_model.h"
 
 #define MAX_SIZES 16
-#define MAX_REPS 9
+#define MAX_REPS 15
 #define MAX_CALLS_PER_RUN 1000
 #define SMALL_BYTES 8
 #define WHY_MAX 200
@@ -40,14 +40,20 @@ struct plan {
     int nbursts;
     int reps;                /* runs per point; the median counts */
     double budget;           /* seconds one run aims at */
+    bool quick;
 };
 
 static void plan_for(int quick, struct plan *plan)
 {
-    static const size_t quick_sizes[] = {8, 1024, 65536, 1 << 20, 4 << 20};
+    /* Quick: few sizes, but as many runs per point as the full fit, each shorter:
+     * on a shared machine the median of 15 short runs spread over the whole
+     * measurement holds better than 3 longer ones (3 runs of 5 ms put the later
+     * round anywhere from 0 to 35 us on the development VM; 9 of 8 ms between 14
+     * and 19 us, against 19 us for the full fit). */
+    static const size_t quick_sizes[] = {8, 512, 8192, 131072, 1 << 20, 4 << 20};
     static const size_t quick_bursts[] = {1, 4, 16, 64};
 
-    *plan = (struct plan){.reps = quick ? 3 : 7, .budget = quick ? 0.005 : 0.03};
+    *plan = (struct plan){.reps = MAX_REPS, .budget = quick ? 0.006 : 0.03, .quick = quick};
     if (quick) {
         memcpy(plan->sizes, quick_sizes, sizeof(quick_sizes));
         plan->nsizes = (int) (sizeof(quick_sizes) / sizeof(quick_sizes[0]));
@@ -69,8 +75,10 @@ static void plan_for(int quick, struct plan *plan)
 struct pair {
     MPI_Comm plain;  /* control messages and barriers */
     MPI_Comm forced; /* the timed calls, the algorithms forced by hints */
+    MPI_Comm ring;   /* allreduce forced to ring: at 2 leaders 2 rounds, against 1 */
     int rank;
-    long bcasts, allreduces, allgathers; /* calls made on forced */
+    long bcasts, allreduces, allgathers; /* calls made on forced and ring */
+    long rings;                          /* of those, on ring */
     char *buf, *gathered; /* gathered: room for two blocks */
 };
 
@@ -85,25 +93,48 @@ static int agree(const struct pair *p, int value)
     return value;
 }
 
-/* A run: k times something; seconds per time (rank 0's clock counts). */
+/* A run: k times something; this rank's seconds per time (measure() takes the
+ * slower rank's). */
 typedef double (*run_fn)(struct pair *p, size_t n, int k);
 
-/* One bcast of n bytes from 0 to 1, then one back: a hop is half of it. */
-static double bounce(struct pair *p, size_t n, int k)
-{
-    double start;
+/* The i-th of a run's collectives of n bytes. */
+typedef void (*call_fn)(struct pair *p, size_t n, int i);
 
-    MPI_Barrier(p->plain);
-    start = MPI_Wtime();
+/* k calls, each started together after a barrier and timed alone, as
+ * bench/coll_latency times them: the simulator prices one collective whose
+ * ranks start at once. Back to back a call's first round overlaps its peer's
+ * last one, and a later round costs as much as the first (16.5 against 19.5 us
+ * here), where alone it costs half (8-10 against 18.5 us). */
+static double alone(struct pair *p, call_fn call, size_t n, int k)
+{
+    double busy = 0.0;
+
     for (int i = 0; i < k; ++i) {
-        MPI_Bcast(p->buf, (int) n, MPI_BYTE, 0, p->forced);
-        MPI_Bcast(p->buf, (int) n, MPI_BYTE, 1, p->forced);
+        double start;
+
+        MPI_Barrier(p->plain);
+        start = MPI_Wtime();
+        call(p, n, i);
+        busy += MPI_Wtime() - start;
     }
-    p->bcasts += 2L * k;
-    return (MPI_Wtime() - start) / (2.0 * k);
+    return busy / k;
 }
 
-/* m small bcasts from 0 back to back, then one from 1. */
+/* A bcast of n bytes from 0 to 1 and the next back: the slower end's time is
+ * the receiver's, a lone message. */
+static void bcast_call(struct pair *p, size_t n, int i)
+{
+    MPI_Bcast(p->buf, (int) n, MPI_BYTE, i % 2, p->forced);
+    p->bcasts += 1;
+}
+
+static double bounce(struct pair *p, size_t n, int k)
+{
+    return alone(p, bcast_call, n, k);
+}
+
+/* m small bcasts from 0 back to back, then one from 1: the calls' throughput,
+ * not one call's latency. */
 static double burst(struct pair *p, size_t m, int k)
 {
     double start;
@@ -121,33 +152,57 @@ static double burst(struct pair *p, size_t m, int k)
 }
 
 /* An allreduce of n bytes of floats (zeros: sums that stay normal numbers). */
+static void allreduce_call(struct pair *p, size_t n, int i)
+{
+    (void) i;
+    MPI_Allreduce(MPI_IN_PLACE, p->buf, (int) (n / sizeof(float)), MPI_FLOAT, MPI_SUM,
+                  p->forced);
+    p->allreduces += 1;
+}
+
 static double exchange(struct pair *p, size_t n, int k)
 {
-    double start;
+    return alone(p, allreduce_call, n, k);
+}
 
-    MPI_Barrier(p->plain);
-    start = MPI_Wtime();
-    for (int i = 0; i < k; ++i) {
-        MPI_Allreduce(MPI_IN_PLACE, p->buf, (int) (n / sizeof(float)), MPI_FLOAT, MPI_SUM,
-                      p->forced);
-    }
-    p->allreduces += k;
-    return (MPI_Wtime() - start) / k;
+/* The same allreduce by ring: at two leaders two exchanges of n / 2 bytes (the
+ * first reduced), where recursive doubling makes one of n: the difference of
+ * the two at small n is what a round after the first costs. */
+static void ring_call(struct pair *p, size_t n, int i)
+{
+    (void) i;
+    MPI_Allreduce(MPI_IN_PLACE, p->buf, (int) (n / sizeof(float)), MPI_FLOAT, MPI_SUM, p->ring);
+    p->allreduces += 1;
+    p->rings += 1;
+}
+
+static double two_rounds(struct pair *p, size_t n, int k)
+{
+    return alone(p, ring_call, n, k);
 }
 
 /* An allgather of n bytes per rank: one exchange, both ends at once, as every
  * round of ring, recursive doubling, Rabenseifner and allgather is. */
+static void allgather_call(struct pair *p, size_t n, int i)
+{
+    (void) i;
+    MPI_Allgather(p->buf, (int) n, MPI_BYTE, p->gathered, (int) n, MPI_BYTE, p->forced);
+    p->allgathers += 1;
+}
+
 static double swap(struct pair *p, size_t n, int k)
 {
-    double start;
+    return alone(p, allgather_call, n, k);
+}
 
-    MPI_Barrier(p->plain);
-    start = MPI_Wtime();
-    for (int i = 0; i < k; ++i) {
-        MPI_Allgather(p->buf, (int) n, MPI_BYTE, p->gathered, (int) n, MPI_BYTE, p->forced);
-    }
-    p->allgathers += k;
-    return (MPI_Wtime() - start) / k;
+/* The slower of the two ranks' times. Point-to-point: no collective counter moves. */
+static double slower(const struct pair *p, double mine)
+{
+    double theirs;
+
+    MPI_Sendrecv(&mine, 1, MPI_DOUBLE, 1 - p->rank, CONTROL_TAG, &theirs, 1, MPI_DOUBLE,
+                 1 - p->rank, CONTROL_TAG, p->plain, MPI_STATUS_IGNORE);
+    return mine > theirs ? mine : theirs;
 }
 
 static int by_value(const void *a, const void *b)
@@ -157,35 +212,51 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Per value of the sweep, the median of the plan's runs of run, each long
- * enough for the clock; rank 0's (the values on rank 1 are meaningless). The
- * runs go round the sweep rep by rep, so that a burst of load on a shared
- * machine spreads over the sizes rather than bending the line at a few. */
-static void measure(struct pair *p, run_fn run, const size_t *values, int count,
-                    const struct plan *plan, double *medians)
+#define MAX_RUNS 4
+
+/* Per run and value of the sweep, the median of the plan's runs, each long
+ * enough for the clock, of the slower rank's time (as coll_latency's Max). The
+ * runs go round the sweep and the kinds of run rep by rep, so that a burst of
+ * load on a shared machine spreads over the sizes and over the measurements
+ * whose differences the fit takes, rather than bending one of them. */
+static void measure(struct pair *p, const run_fn *runs, int nruns, const size_t *values,
+                    int count, const struct plan *plan, double *const *medians)
 {
-    double times[MAX_SIZES][MAX_REPS];
-    int calls[MAX_SIZES];
+    double times[MAX_RUNS][MAX_SIZES][MAX_REPS];
+    int calls[MAX_RUNS][MAX_SIZES];
 
-    for (int i = 0; i < count; ++i) {
-        double estimate;
+    for (int f = 0; f < nruns; ++f) {
+        for (int i = 0; i < count; ++i) {
+            double estimate;
 
-        run(p, values[i], 1); /* the first: connections, registrations */
-        estimate = run(p, values[i], 1);
-        calls[i] = estimate > 0
-                       ? (int) fmin(MAX_CALLS_PER_RUN, fmax(1.0, plan->budget / estimate))
-                       : 1;
-        calls[i] = agree(p, calls[i]);
+            runs[f](p, values[i], 1); /* the first: connections, registrations */
+            estimate = runs[f](p, values[i], 1);
+            calls[f][i] = estimate > 0 ? (int) fmin(MAX_CALLS_PER_RUN,
+                                                    fmax(1.0, plan->budget / estimate))
+                                       : 1;
+            calls[f][i] = agree(p, calls[f][i]);
+        }
     }
     for (int r = 0; r < plan->reps; ++r) {
         for (int i = 0; i < count; ++i) {
-            times[i][r] = run(p, values[i], calls[i]);
+            for (int f = 0; f < nruns; ++f) {
+                times[f][i][r] = slower(p, runs[f](p, values[i], calls[f][i]));
+            }
         }
     }
-    for (int i = 0; i < count; ++i) {
-        qsort(times[i], (size_t) plan->reps, sizeof(times[i][0]), by_value);
-        medians[i] = times[i][plan->reps / 2];
+    for (int f = 0; f < nruns; ++f) {
+        for (int i = 0; i < count; ++i) {
+            qsort(times[f][i], (size_t) plan->reps, sizeof(times[f][i][0]), by_value);
+            medians[f][i] = times[f][i][plan->reps / 2];
+        }
     }
+}
+
+/* One kind of run over a sweep. */
+static void measure_one(struct pair *p, run_fn run, const size_t *values, int count,
+                        const struct plan *plan, double *medians)
+{
+    measure(p, &run, 1, values, count, plan, &medians);
 }
 
 /* y = a + b x by least squares; relative: each point weighted 1 / y^2, so that
@@ -291,6 +362,21 @@ static int check_counters(MPI_T_pvar_session session, const struct counters *c,
     return -1;
 }
 
+/* Whether the stages between nodes that ran ring since before were the ring
+ * allreduces made: the hint took, and no other call ran ring. */
+static int check_ring(MPI_T_pvar_session session, MPI_T_pvar_handle ring,
+                      unsigned long long before, long want, char *why)
+{
+    unsigned long long ran = read_counter(session, ring) - before;
+
+    if (ran == (unsigned long long) want) {
+        return 0;
+    }
+    snprintf(why, WHY_MAX, "of %ld allreduces forced to ring, %llu ran ring between the "
+             "nodes: the hint coll_async_allreduce_algorithm did not take", want, ran);
+    return -1;
+}
+
 /* A string MPI_T control variable, or "" where there is none. */
 static void read_cvar(const char *name, char *out, int size)
 {
@@ -350,11 +436,15 @@ static const size_t pingpong_sizes[2] = {SMALL_BYTES, 1 << 20};
 /* What was measured, for the file. */
 struct results {
     const struct plan *plan;
-    double hop[MAX_SIZES], swap[MAX_SIZES], allreduce[MAX_SIZES], bursts[MAX_SIZES];
+    double hop[MAX_SIZES], swap[MAX_SIZES], allreduce[MAX_SIZES], ring[MAX_SIZES];
+    double bursts[MAX_SIZES];
     double pingpong[2]; /* at pingpong_sizes */
-    struct line hop_fit, swap_fit, allreduce_fit, burst_fit;
+    struct line hop_fit, swap_fit, allreduce_fit, ring_fit, burst_fit;
+    double later_round;     /* L + 2o: ring less recursive doubling, small sizes */
+    double first_exchange;  /* the allgather's one round, small sizes, less n G */
+    double first_allreduce; /* recursive doubling's one round, less n (G + reduce) */
     struct sim_params_file file;
-    bool latency_clamped, reduce_clamped;
+    bool latency_clamped, reduce_clamped, rounds_unseen;
     char peer_host[MPI_MAX_PROCESSOR_NAME];
 };
 
@@ -362,8 +452,9 @@ static int measure_all(struct pair *p, const struct plan *plan, struct results *
 {
     MPI_T_pvar_session session;
     struct counters bcast, allreduce, allgather;
-    unsigned long long bcast_before[2], allreduce_before[2], allgather_before[2];
-    int rc, ignored;
+    unsigned long long bcast_before[2], allreduce_before[2], allgather_before[2], ring_before;
+    MPI_T_pvar_handle ring;
+    int rc, ignored, index, count;
 
     MPI_T_init_thread(MPI_THREAD_SINGLE, &ignored);
     MPI_T_pvar_session_create(&session);
@@ -374,17 +465,27 @@ static int measure_all(struct pair *p, const struct plan *plan, struct results *
     if (0 == rc) {
         rc = open_counters(session, "allgather", &allgather, why);
     }
+    if (0 == rc
+        && (MPI_SUCCESS != MPI_T_pvar_get_index("coll_async_between_ring",
+                                                MPI_T_PVAR_CLASS_COUNTER, &index)
+            || MPI_SUCCESS != MPI_T_pvar_handle_alloc(session, index, NULL, &ring, &count))) {
+        snprintf(why, WHY_MAX, "no MPI_T counter coll_async_between_ring: a coll/async "
+                 "older than this program?");
+        rc = -1;
+    }
     if (0 == rc) {
+        ring_before = read_counter(session, ring);
         allgather_before[0] = read_counter(session, allgather.native);
         allgather_before[1] = read_counter(session, allgather.delegated);
         bcast_before[0] = read_counter(session, bcast.native);
         bcast_before[1] = read_counter(session, bcast.delegated);
         allreduce_before[0] = read_counter(session, allreduce.native);
         allreduce_before[1] = read_counter(session, allreduce.delegated);
-        measure(p, swap, plan->sizes, plan->nsizes, plan, out->swap);
-        measure(p, bounce, plan->sizes, plan->nsizes, plan, out->hop);
-        measure(p, burst, plan->bursts, plan->nbursts, plan, out->bursts);
-        measure(p, exchange, plan->sizes, plan->nsizes, plan, out->allreduce);
+        const run_fn runs[MAX_RUNS] = {swap, exchange, two_rounds, bounce};
+        double *const medians[MAX_RUNS] = {out->swap, out->allreduce, out->ring, out->hop};
+
+        measure(p, runs, MAX_RUNS, plan->sizes, plan->nsizes, plan, medians);
+        measure_one(p, burst, plan->bursts, plan->nbursts, plan, out->bursts);
         rc = check_counters(session, &bcast, bcast_before, p->bcasts, "Bcast", why);
         if (0 == rc) {
             rc = check_counters(session, &allreduce, allreduce_before, p->allreduces,
@@ -394,11 +495,34 @@ static int measure_all(struct pair *p, const struct plan *plan, struct results *
             rc = check_counters(session, &allgather, allgather_before, p->allgathers,
                                 "Allgather", why);
         }
+        if (0 == rc) {
+            rc = check_ring(session, ring, ring_before, p->rings, why);
+        }
     }
-    measure(p, pingpong, pingpong_sizes, 2, plan, out->pingpong);
+    measure_one(p, pingpong, pingpong_sizes, 2, plan, out->pingpong);
     MPI_T_pvar_session_free(&session);
     MPI_T_finalize();
     return rc;
+}
+
+/* Sizes up to this count as small: their bytes' share of a round is a few us. */
+#define SMALL_LIMIT 8192
+
+/* The median of the values at the sweep's small sizes, each less bytes * per_byte. */
+static double small_median(const struct plan *plan, const double *values, const double *minus,
+                           double per_byte)
+{
+    double v[MAX_SIZES];
+    int n = 0;
+
+    for (int i = 0; i < plan->nsizes && plan->sizes[i] <= SMALL_LIMIT; ++i) {
+        v[n++] = values[i] - (NULL != minus ? minus[i] : 0.0) - (double) plan->sizes[i] * per_byte;
+    }
+    if (0 == n) {
+        return 0.0;
+    }
+    qsort(v, (size_t) n, sizeof(v[0]), by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* The parameters from the measurements (rank 0's). */
@@ -418,21 +542,43 @@ static void fit_all(struct results *r, bool verbs)
     r->hop_fit = fit_line(sizes, r->hop, plan->nsizes, true);
     r->swap_fit = fit_line(sizes, r->swap, plan->nsizes, true);
     r->allreduce_fit = fit_line(sizes, r->allreduce, plan->nsizes, true);
+    r->ring_fit = fit_line(sizes, r->ring, plan->nsizes, true);
     r->burst_fit = fit_line(counts, r->bursts, plan->nbursts, false);
 
     /* A round of ring, recursive doubling, Rabenseifner or allgather is an
-     * exchange, both ends sending at once: its L + 2o and G are the model's (a
-     * lone hop, the bcast's, may cost less where the ends share cores, as over
-     * loopback: the file's comments show both). Where the calls back to back
-     * cost more than that per message (a blocking call's own hand-off to the
-     * progress thread, which the plans' rounds do not pay), o is cut to keep it. */
+     * exchange, both ends sending at once: G is the allgather's slope, reduce the
+     * allreduce's less G (a lone hop, the bcast's, may cost less where the ends
+     * share cores, as over loopback: the file's comments show it). */
     p->gap = fmax(0.0, r->swap_fit.b);
-    latency = r->swap_fit.a - 2 * fmax(0.0, r->burst_fit.b);
-    r->latency_clamped = latency < 0;
-    p->overhead = r->latency_clamped ? fmax(0.0, r->swap_fit.a / 2) : r->burst_fit.b;
-    p->latency = fmax(0.0, latency);
     r->reduce_clamped = r->allreduce_fit.b < p->gap;
     p->reduce = fmax(0.0, r->allreduce_fit.b - p->gap);
+    /* A call's first round costs more than its later ones (entering the call,
+     * planning, the driver's first pass): at two leaders ring's allreduce is
+     * recursive doubling's plus one exchange of n / 2 without its reduction, so
+     * their difference at small sizes is a later round, L + 2o, and what the
+     * allgather's one round costs beyond it is the fixed cost per call. Medians
+     * over the small sizes, which a burst of load at one size does not move. */
+    r->later_round = small_median(plan, r->ring, r->allreduce, -p->reduce / 2);
+    r->first_exchange = small_median(plan, r->swap, NULL, p->gap);
+    r->first_allreduce = small_median(plan, r->allreduce, NULL, p->gap + p->reduce);
+    r->rounds_unseen = r->later_round <= 0 || r->later_round > r->first_exchange;
+    if (r->rounds_unseen) {
+        /* Noise hid the second round: the one round is all there is to go by. */
+        r->later_round = r->first_exchange;
+    }
+    p->call = r->first_exchange - r->later_round;
+    /* m bcasts back to back cost the busier end a call and one o each: that
+     * splits L from o; where that leaves no o, or 2o would exceed the later
+     * round, L = 0 and o is half of it (at one rank per node every round pays
+     * L + 2o, so the split matters little). */
+    p->overhead = r->burst_fit.b - p->call;
+    latency = r->later_round - 2 * p->overhead;
+    r->latency_clamped = latency < 0 || p->overhead <= 0;
+    if (r->latency_clamped) {
+        p->overhead = r->later_round / 2;
+        latency = 0.0;
+    }
+    p->latency = latency;
     /* Not measured: the multicast root's cost per acknowledgement is taken as o,
      * as the -P defaults do. */
     p->ack = p->overhead;
@@ -514,30 +660,43 @@ static int write_file(const char *path, const struct results *r, int nodes)
         fclose(f);
         return -1;
     }
-    fprintf(f, "# the fit (%s):\n"
-               "#   allgather recursive_doubling (one exchange) = L + 2o + n G: %.2f us + n "
-               "%.4f ns/B, relative residuals rms %.1f %%, worst %.1f %%\n"
+    fprintf(f, "# the fit (%s, %d runs per point, sizes up to %d B small):\n"
+               "#   allgather recursive_doubling (one exchange) = call + L + 2o + n G: %.2f us "
+               "+ n %.4f ns/B, relative residuals rms %.1f %%, worst %.1f %%\n"
+               "#   allreduce recursive_doubling (one exchange) = call + L + 2o + n (G + "
+               "reduce): %.2f us + n %.4f ns/B, relative residuals rms %.1f %%, worst %.1f %%\n"
+               "#   allreduce ring (two exchanges of n / 2) = call + 2 (L + 2o) + n (G + "
+               "reduce / 2): %.2f us + n %.4f ns/B, relative residuals rms %.1f %%, worst "
+               "%.1f %%\n"
                "#   (not the model's) bcast hop, a lone message: %.2f us + n %.4f ns/B, "
                "relative residuals rms %.1f %%, worst %.1f %%\n"
-               "#   %zu bcasts of 8 B back to back, then one back = a + m o: %.2f us + m "
-               "%.2f us, residuals rms %.1f %%, worst %.1f %%\n"
-               "#   allreduce recursive_doubling = L + 2o + n (G + reduce): %.2f us + n "
-               "%.4f ns/B, relative residuals rms %.1f %%, worst %.1f %%\n",
-            plan->reps > 3 ? "full" : "quick", r->swap_fit.a * 1e6, r->swap_fit.b * 1e9,
-            100 * r->swap_fit.rms, 100 * r->swap_fit.worst, r->hop_fit.a * 1e6,
+               "#   %zu bcasts of 8 B back to back, then one back = a + m (call + o): %.2f "
+               "us + m %.2f us, residuals rms %.1f %%, worst %.1f %%\n",
+            plan->quick ? "quick" : "full", plan->reps, SMALL_LIMIT, r->swap_fit.a * 1e6,
+            r->swap_fit.b * 1e9, 100 * r->swap_fit.rms, 100 * r->swap_fit.worst,
+            r->allreduce_fit.a * 1e6, r->allreduce_fit.b * 1e9, 100 * r->allreduce_fit.rms,
+            100 * r->allreduce_fit.worst, r->ring_fit.a * 1e6, r->ring_fit.b * 1e9,
+            100 * r->ring_fit.rms, 100 * r->ring_fit.worst, r->hop_fit.a * 1e6,
             r->hop_fit.b * 1e9, 100 * r->hop_fit.rms, 100 * r->hop_fit.worst,
-            plan->bursts[plan->nbursts - 1],
-            r->burst_fit.a * 1e6, r->burst_fit.b * 1e6, 100 * r->burst_fit.rms,
-            100 * r->burst_fit.worst, r->allreduce_fit.a * 1e6, r->allreduce_fit.b * 1e9,
-            100 * r->allreduce_fit.rms, 100 * r->allreduce_fit.worst);
-    fprintf(f, "#   L = exchange intercept - 2o%s; reduce = allreduce slope - G%s; "
-               "allreduce intercept %.2f us against L + 2o = %.2f us; ack_us = o (not "
-               "measured)\n",
-            r->latency_clamped ? " (negative: L = 0 and o = the exchange intercept / 2)" : "", r->reduce_clamped ? " (negative: 0)" : "",
-            r->allreduce_fit.a * 1e6, (p->latency + 2 * p->overhead) * 1e6);
+            plan->bursts[plan->nbursts - 1], r->burst_fit.a * 1e6, r->burst_fit.b * 1e6,
+            100 * r->burst_fit.rms, 100 * r->burst_fit.worst);
+    fprintf(f, "#   G = the allgather's slope; reduce = the allreduce's slope - G%s\n"
+               "#   L + 2o (a later round) = median over the small sizes of ring - recursive "
+               "doubling + n reduce / 2 = %.2f us%s\n"
+               "#   first round = median over the small sizes of the allgather - n G = %.2f "
+               "us; call = that - (L + 2o) = %.2f us (the allreduce's first round: %.2f us)\n"
+               "#   o = the back-to-back slope - call%s; ack_us = o (not measured)\n",
+            r->reduce_clamped ? " (negative: 0)" : "", r->later_round * 1e6,
+            r->rounds_unseen ? " (not between 0 and the first round: noise; taken as the "
+                               "first round, call = 0)" : "",
+            r->first_exchange * 1e6, p->call * 1e6, r->first_allreduce * 1e6,
+            r->latency_clamped ? " (not above 0, or L = L + 2o - 2o would be negative: L = 0, "
+                                 "o = (L + 2o) / 2)"
+                               : "");
     write_sweep(f, "allgather exchange", plan, r->swap, &r->swap_fit);
     write_sweep(f, "bcast hop", plan, r->hop, &r->hop_fit);
-    write_sweep(f, "allreduce", plan, r->allreduce, &r->allreduce_fit);
+    write_sweep(f, "allreduce recursive_doubling", plan, r->allreduce, &r->allreduce_fit);
+    write_sweep(f, "allreduce ring", plan, r->ring, &r->ring_fit);
     fprintf(f, "# back to back: count, measured us\n");
     for (int i = 0; i < plan->nbursts; ++i) {
         fprintf(f, "#   %3zu %10.2f\n", plan->bursts[i], r->bursts[i] * 1e6);
@@ -577,6 +736,8 @@ static int run_pair(MPI_Comm leaders, MPI_Comm plain, int quick, const char *pat
     MPI_Info_set(info, "coll_async_allreduce_algorithm", "recursive_doubling");
     MPI_Info_set(info, "coll_async_allgather_algorithm", "recursive_doubling");
     MPI_Comm_dup_with_info(plain, info, &p.forced);
+    MPI_Info_set(info, "coll_async_allreduce_algorithm", "ring");
+    MPI_Comm_dup_with_info(plain, info, &p.ring);
     MPI_Info_free(&info);
 
     MPI_Get_processor_name(host, &length);
@@ -586,6 +747,7 @@ static int run_pair(MPI_Comm leaders, MPI_Comm plain, int quick, const char *pat
     verbs = both_have_verbs(&p);
     rc = measure_all(&p, &plan, &results, why);
     MPI_Comm_free(&p.forced);
+    MPI_Comm_free(&p.ring);
     free(p.buf);
     free(p.gathered);
     if (0 == rc && 0 == p.rank) {

@@ -15,6 +15,7 @@
  * on cases whose cost is known in closed form the simulator's time is that.
  */
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -182,6 +183,41 @@ static void test_times_in_closed_form(void **state)
                        + params.overhead + params.latency + params.ack);
 }
 
+/* A fixed cost per call delays every rank's first round, and so the end, by
+ * itself: nothing else in the closed forms moves. */
+static void test_call_cost(void **state)
+{
+    static const struct sim_case cases[] = {
+        {COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_ALG_BINOMIAL, 8, 1 << 20, 0},
+        {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 4, 1 << 20, 0},
+        {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RECURSIVE_DOUBLING, 5, 4096, 0},
+        {COLL_ASYNC_FAMILY_ALLGATHER, COLL_ASYNC_ALG_RING, 3, 100, 0},
+        {COLL_ASYNC_FAMILY_BARRIER, COLL_ASYNC_ALG_DISSEMINATION, 5, 0, 0},
+    };
+    struct sim_params with_call = params;
+
+    (void) state;
+    with_call.call = 7e-6;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        struct sim_result without, with;
+
+        assert_int_equal(0, sim_plans(&cases[i], &params, &without, NULL));
+        assert_int_equal(0, sim_plans(&cases[i], &with_call, &with, NULL));
+        assert_true(fabs(with.time - (without.time + with_call.call)) < 1e-15);
+    }
+    /* 2 nodes, ring allreduce: 2 rounds of half the vector; the first reduces. */
+    {
+        struct sim_case ring = {COLL_ASYNC_FAMILY_ALLREDUCE, COLL_ASYNC_ALG_RING, 2, 4096, 0};
+        struct sim_result result;
+
+        assert_int_equal(0, sim_plans(&ring, &with_call, &result, NULL));
+        assert_true(fabs(result.time - (with_call.call + 2 * message(2048) + 2048 * params.reduce))
+                    < 1e-15);
+    }
+    assert_true(fabs(sim_multicast(2, 4096, &with_call) - sim_multicast(2, 4096, &params)
+                     - with_call.call) < 1e-15);
+}
+
 /* auto as the hierarchy runs it: multicast only for bcast, with verbs, on enough
  * nodes and bytes. */
 static void test_auto(void **state)
@@ -207,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_counts_match_the_plans),
         cmocka_unit_test(test_bytes_known),
         cmocka_unit_test(test_times_in_closed_form),
+        cmocka_unit_test(test_call_cost),
         cmocka_unit_test(test_auto),
     };
 

@@ -54,6 +54,7 @@ static const char *const good =
     "gap_ns_per_byte 0.31 ns/B\n"
     "reduce_ns_per_byte 0 ns/B\n"
     "ack_us 4 us\n"
+    "call_us 6.5 us\n"
     "verbs no\n"
     "transport tcp\n";
 
@@ -71,6 +72,7 @@ static void test_reads_a_good_file(void **state)
     assert_true(fabs(file.params.gap - 0.31e-9) < 1e-18);
     assert_true(0.0 == file.params.reduce);
     assert_true(fabs(file.params.ack - 4e-6) < 1e-15);
+    assert_true(fabs(file.params.call - 6.5e-6) < 1e-15);
     assert_false(file.params.verbs);
     assert_string_equal("tcp", file.transport);
     unlink(path);
@@ -80,7 +82,8 @@ static void test_round_trip(void **state)
 {
     struct sim_params_file in = {.params = {.latency = 1.234567e-6, .overhead = 0.5e-6,
                                             .gap = 0.0812345e-9, .reduce = 0.11e-9,
-                                            .ack = 0.25e-6, .verbs = true},
+                                            .ack = 0.25e-6, .call = 3.25e-6,
+                                            .verbs = true},
                                  .transport = "verbs"},
                            out;
     char error[SIM_PARAMS_ERROR_MAX];
@@ -101,6 +104,7 @@ static void test_round_trip(void **state)
     assert_true(fabs(out.params.gap - in.params.gap) < 1e-5 * in.params.gap);
     assert_true(fabs(out.params.reduce - in.params.reduce) < 1e-5 * in.params.reduce);
     assert_true(fabs(out.params.ack - in.params.ack) < 1e-5 * in.params.ack);
+    assert_true(fabs(out.params.call - in.params.call) < 1e-5 * in.params.call);
     assert_true(out.params.verbs);
     assert_string_equal("verbs", out.transport);
     unlink(path);
@@ -147,13 +151,16 @@ static void test_refuses_bad_files(void **state)
         {4, "latency_us 12.5 us # why\n", 4, "more than a name, a value and a unit"},
         {7, "gap_ns_per_byte 0.31 ns/byte\n", 7, "gap_ns_per_byte: unit \"ns/byte\", expected \"ns/B\""},
         {9, "ack_us 4 us\nack_us 5 us\n", 10, "ack_us given twice"},
-        {10, "verbs maybe\n", 10, "verbs takes yes or no, and no unit"},
-        {10, "verbs yes yes\n", 10, "verbs takes yes or no"},
-        {11, "transport\n", 11, "transport takes one name"},
-        {11, "transport tcp\ntransport verbs\n", 12, "transport given twice"},
+        {11, "verbs maybe\n", 11, "verbs takes yes or no, and no unit"},
+        {11, "verbs yes yes\n", 11, "verbs takes yes or no"},
+        {12, "transport\n", 12, "transport takes one name"},
+        {12, "transport tcp\ntransport verbs\n", 13, "transport given twice"},
         {8, "", 0, "reduce_ns_per_byte missing"},
-        {10, "", 0, "verbs missing"},
-        {11, "", 0, "transport missing"},
+        {11, "", 0, "verbs missing"},
+        {12, "", 0, "transport missing"},
+        {10, "", 0, "call_us missing"},
+        {10, "call_us -2 us\n", 10, "call_us: \"-2\" is not a number of 0 or more"},
+        {10, "call_us 2 ns\n", 10, "call_us: unit \"ns\", expected \"us\""},
     };
     char expected[SIM_PARAMS_ERROR_MAX + 64];
 
