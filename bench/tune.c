@@ -49,6 +49,8 @@ struct options {
 };
 
 static int world_rank, world_size;
+/* Ranks on the first node: a node of one rank has no schedules inside it to time. */
+static int first_node_ranks;
 
 static void usage(FILE *out)
 {
@@ -245,8 +247,10 @@ static int find_nodes(int *node_of, int *node_count)
     }
     MPI_Allgather(&mine, 1, MPI_INT, node_of, 1, MPI_INT, MPI_COMM_WORLD);
     *node_count = 0;
+    first_node_ranks = 0;
     for (int r = 0; r < world_size; ++r) {
         *node_count = node_of[r] + 1 > *node_count ? node_of[r] + 1 : *node_count;
+        first_node_ranks += 0 == node_of[r];
     }
     return 0;
 }
@@ -384,10 +388,10 @@ static void choose_candidates(struct tune_point *p, int domains)
 }
 
 /* Whether family is measured on k nodes: between nodes every family; on one node
- * only those with schedules that may be forced. */
+ * only those with schedules that may be forced, where it has more than one rank. */
 static bool measured_at(enum tune_family family, int k)
 {
-    return k > 1 || tune_families[family].in_node_schedules;
+    return k > 1 || (tune_families[family].in_node_schedules && first_node_ranks > 1);
 }
 
 /* The node counts: 1, 2, 4, ... below the nodes, and all of them. */
