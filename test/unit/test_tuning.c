@@ -167,8 +167,12 @@ static void test_unknown_algorithm(void **state)
                  "binomial is not an algorithm the file may choose for allreduce");
     refused_text("coll_async_tuning 1\nbcast 2-* * ring\n", 2,
                  "ring is not an algorithm the file may choose for bcast between nodes (it "
-                 "takes binomial, scatter_allgather)");
-    refused_text("coll_async_tuning 1\nbcast 2-* * multicast\n", 2, "coll_async_mcast_");
+                 "takes binomial, scatter_allgather, multicast)");
+    /* multicast is bcast's only. */
+    refused_text("coll_async_tuning 1\nallreduce 2-* * multicast\n", 2,
+                 "multicast is not an algorithm the file may choose for allreduce");
+    refused_text("coll_async_tuning 1\nallgather 2-* * multicast\n", 2,
+                 "multicast is not an algorithm");
     refused_text("coll_async_tuning 1\nallgather 2-* * rabenseifner\n", 2,
                  "rabenseifner is not an algorithm");
     refused_text("coll_async_tuning 1\nallreduce 2-* * auto\n", 2, "auto is not an algorithm");
@@ -369,6 +373,68 @@ static void test_choose(void **state)
     coll_async_tuning_free(tuning);
 }
 
+/* A bcast row may name multicast: parsed, looked up and chosen like any row;
+ * coll_async_tuning_names finds it by node count (the group's set-up). */
+static void test_multicast_row(void **state)
+{
+    struct coll_async_tuning *tuning = parse("coll_async_tuning 1\n"
+                                             "bcast 2 * binomial\n"
+                                             "bcast 3-8 0-8K scatter_allgather\n"
+                                             "bcast 3-8 8193-* MULTICAST # any case\n"
+                                             "allreduce 3 * ring\n");
+    const struct coll_async_tuning_row *row;
+    char text[160];
+
+    (void) state;
+    assert_non_null(tuning);
+    assert_int_equal(tuning->row_count, 4);
+    row = coll_async_tuning_lookup(tuning, COLL_ASYNC_FAMILY_BCAST, 3, 8193);
+    assert_non_null(row);
+    assert_int_equal(row->alg, COLL_ASYNC_ALG_MULTICAST);
+    assert_int_equal(row->line, 4);
+    coll_async_tuning_row_text(row, text, sizeof(text));
+    assert_string_equal(text, "bcast 3-8 8193-* multicast");
+    assert_int_equal(coll_async_tuning_lookup(tuning, COLL_ASYNC_FAMILY_BCAST, 8, 8192)->alg,
+                     COLL_ASYNC_ALG_SCATTER_ALLGATHER);
+    assert_null(coll_async_tuning_lookup(tuning, COLL_ASYNC_FAMILY_BCAST, 9, 1 << 20));
+    /* Chosen where the parameter is auto; a parameter naming one wins. */
+    row = coll_async_tuning_choose(tuning, COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_FAMILY_BCAST,
+                                   COLL_ASYNC_ALG_AUTO, 5, 1 << 20);
+    assert_non_null(row);
+    assert_int_equal(row->alg, COLL_ASYNC_ALG_MULTICAST);
+    assert_null(coll_async_tuning_choose(tuning, COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_FAMILY_BCAST,
+                                         COLL_ASYNC_ALG_BINOMIAL, 5, 1 << 20));
+    assert_null(coll_async_tuning_choose(tuning, COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_FAMILY_BCAST,
+                                         COLL_ASYNC_ALG_MULTICAST, 5, 1 << 20));
+    /* Whether a row names multicast, by node count only (any size). */
+    assert_false(coll_async_tuning_names(tuning, COLL_ASYNC_FAMILY_BCAST,
+                                         COLL_ASYNC_ALG_MULTICAST, 2));
+    assert_true(coll_async_tuning_names(tuning, COLL_ASYNC_FAMILY_BCAST,
+                                        COLL_ASYNC_ALG_MULTICAST, 3));
+    assert_true(coll_async_tuning_names(tuning, COLL_ASYNC_FAMILY_BCAST,
+                                        COLL_ASYNC_ALG_MULTICAST, 8));
+    assert_false(coll_async_tuning_names(tuning, COLL_ASYNC_FAMILY_BCAST,
+                                         COLL_ASYNC_ALG_MULTICAST, 9));
+    assert_false(coll_async_tuning_names(tuning, COLL_ASYNC_FAMILY_ALLREDUCE,
+                                         COLL_ASYNC_ALG_MULTICAST, 3));
+    assert_true(coll_async_tuning_names(tuning, COLL_ASYNC_FAMILY_ALLREDUCE,
+                                        COLL_ASYNC_ALG_RING, 3));
+    assert_false(coll_async_tuning_names(NULL, COLL_ASYNC_FAMILY_BCAST,
+                                         COLL_ASYNC_ALG_MULTICAST, 3));
+    coll_async_tuning_free(tuning);
+    /* The row's algorithm is in the digest: multicast is not binomial. */
+    {
+        struct coll_async_tuning *a = parse("coll_async_tuning 1\nbcast 3 * multicast\n");
+        struct coll_async_tuning *b = parse("coll_async_tuning 1\nbcast 3 * binomial\n");
+
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_true(a->digest != b->digest);
+        coll_async_tuning_free(a);
+        coll_async_tuning_free(b);
+    }
+}
+
 static void test_steers(void **state)
 {
     (void) state;
@@ -458,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_overlap),     cmocka_unit_test(test_unordered),
         cmocka_unit_test(test_garbage),     cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_lookup),      cmocka_unit_test(test_choose),
+        cmocka_unit_test(test_multicast_row),
         cmocka_unit_test(test_steers),      cmocka_unit_test(test_load),
     };
 

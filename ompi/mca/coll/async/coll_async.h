@@ -196,6 +196,9 @@ void mca_coll_async_hier_multicast_close(struct coll_async_hier *hier);
  * group (this rank's, when it is one of slot 0's leaders; else NULL). */
 bool mca_coll_async_hier_multicast_takes(const struct coll_async_hier *hier, size_t bytes);
 struct coll_async_multicast *mca_coll_async_hier_multicast_group(const struct coll_async_hier *hier);
+/* Why a bcast a tuning file's multicast row covers goes point to point (where
+ * takes said no): for the verbose line. */
+const char *mca_coll_async_hier_multicast_rows_off(const struct coll_async_hier *hier);
 
 /* coll_async_profile.c: orders the ring of hier's group of leaders by measured
  * bandwidth; the leaders of a slot meet over TCP, nobody else takes part. The

@@ -393,8 +393,7 @@ static int build(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
         return OMPI_ERROR;
     }
     join_group(hier);
-    *why = "out of memory";
-    return mca_coll_async_hier_multicast_open(hier, comm, config);
+    return OMPI_SUCCESS;
 }
 
 struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *comm,
@@ -422,6 +421,11 @@ struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *com
     }
     if (OMPI_SUCCESS == rc) {
         rc = use_tuning(hier, comm, config, differs);
+    }
+    /* After the rows: where one names multicast, the group is set up. */
+    if (OMPI_SUCCESS == rc) {
+        why = "out of memory";
+        rc = mca_coll_async_hier_multicast_open(hier, comm, config);
     }
     free(places);
     if (OMPI_SUCCESS == rc) {

@@ -45,6 +45,11 @@ struct coll_async_hier_multicast {
      * multicast group; SIZE_MAX: none. */
     size_t from;
     const char *off; /* why not, where the parameter asked for it; or NULL */
+    /* A bcast row of the tuning file names multicast for this node count (the
+     * family's value auto): rows, the group is set up for the sizes they cover;
+     * else rows_off says why those sizes go point to point. */
+    bool rows;
+    const char *rows_off;
     struct coll_async_multicast *group; /* slot 0's leaders, when from says */
 };
 
@@ -65,7 +70,33 @@ static bool leaders_have_verbs(const struct coll_async_hier *hier)
     return true;
 }
 
-/* state->from, and why multicast is off when it was asked for (or NULL). */
+/* Whether the tuning file's rows may send bcasts over multicast (state->rows),
+ * else why not (state->rows_off): a row names it for this node count, and the
+ * group can be set up as auto sets it up, over verbs. From the cards and the
+ * rows, which every rank has alike. */
+static void choose_rows(struct coll_async_hier_multicast *state,
+                        const struct coll_async_hier *hier, enum coll_async_alg alg)
+{
+    state->rows = false;
+    state->rows_off = NULL;
+    if (COLL_ASYNC_ALG_AUTO != alg
+        || !coll_async_tuning_names(hier->tuning, COLL_ASYNC_FAMILY_BCAST,
+                                    COLL_ASYNC_ALG_MULTICAST, hier->node_count)) {
+        return;
+    }
+    if (!coll_async_mcast_built()) {
+        state->rows_off = "the component was built without rdma-core";
+    } else if (hier->node_count > COLL_ASYNC_MULTICAST_MAX_NODES) {
+        state->rows_off = "more nodes than its set-up can number";
+    } else if (!leaders_have_verbs(hier)) {
+        state->rows_off = "not every node's leader has an RDMA port";
+    } else {
+        state->rows = true;
+    }
+}
+
+/* state->from and state->rows, and why multicast is off when it was asked for
+ * (or NULL). */
 static const char *choose(struct coll_async_hier_multicast *state,
                           const struct coll_async_hier *hier,
                           const struct coll_async_config *config)
@@ -74,6 +105,7 @@ static const char *choose(struct coll_async_hier_multicast *state,
         coll_async_decision_leaders(hier->algorithm[COLL_ASYNC_FAMILY_BCAST]);
 
     state->from = SIZE_MAX;
+    choose_rows(state, hier, alg);
     if (COLL_ASYNC_ALG_MULTICAST != alg && COLL_ASYNC_ALG_AUTO != alg) {
         return NULL;
     }
@@ -124,7 +156,7 @@ int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
     }
     hier->multicast = state;
     state->off = choose(state, hier, settings);
-    if (SIZE_MAX == state->from || 0 != hier->slot) {
+    if ((SIZE_MAX == state->from && !state->rows) || 0 != hier->slot) {
         return OMPI_SUCCESS;
     }
     /* Every rank across nodes has rank 0's card: the hierarchy was built from it. */
@@ -140,13 +172,27 @@ int mca_coll_async_hier_multicast_open(struct coll_async_hier *hier,
 
 bool mca_coll_async_hier_multicast_takes(const struct coll_async_hier *hier, size_t bytes)
 {
-    /* Where a row of the tuning file chooses the bcast, the row's algorithm runs. */
-    return NULL != hier->multicast && 0 < bytes && bytes >= hier->multicast->from
-           && (NULL == hier->tuning
-               || NULL == coll_async_tuning_choose(hier->tuning, COLL_ASYNC_FAMILY_BCAST,
-                                                   COLL_ASYNC_FAMILY_BCAST,
-                                                   hier->algorithm[COLL_ASYNC_FAMILY_BCAST],
-                                                   hier->node_count, bytes));
+    const struct coll_async_tuning_row *row;
+
+    if (NULL == hier->multicast || 0 == bytes) {
+        return false;
+    }
+    /* Where a row of the tuning file chooses the bcast, the row's algorithm runs:
+     * multicast where the group is set up for the rows, else point to point. */
+    row = coll_async_tuning_choose(hier->tuning, COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_FAMILY_BCAST,
+                                   hier->algorithm[COLL_ASYNC_FAMILY_BCAST], hier->node_count,
+                                   bytes);
+    if (NULL != row) {
+        return COLL_ASYNC_ALG_MULTICAST == row->alg && hier->multicast->rows;
+    }
+    return bytes >= hier->multicast->from;
+}
+
+const char *mca_coll_async_hier_multicast_rows_off(const struct coll_async_hier *hier)
+{
+    return NULL != hier->multicast && NULL != hier->multicast->rows_off
+               ? hier->multicast->rows_off
+               : "nothing to send";
 }
 
 struct coll_async_multicast *mca_coll_async_hier_multicast_group(const struct coll_async_hier *hier)
@@ -159,8 +205,16 @@ int mca_coll_async_hier_multicast_describe(const struct coll_async_hier *hier, c
 {
     const struct coll_async_hier_multicast *state = hier->multicast;
 
+    if (NULL != state && NULL != state->rows_off) {
+        return snprintf(buf, len, "%s (the tuning file's rows name multicast, but %s)", others,
+                        state->rows_off);
+    }
     if (NULL != state && NULL != state->off) {
         return snprintf(buf, len, "%s (multicast asked for, but %s)", others, state->off);
+    }
+    if (NULL != state && state->rows) {
+        return snprintf(buf, len, "%s, or over multicast where the tuning file's rows name it "
+                        "(point to point where the group cannot be set up)", others);
     }
     if (NULL == state || SIZE_MAX == state->from) {
         return snprintf(buf, len, "%s", others);

@@ -345,6 +345,9 @@ static enum coll_async_alg leaders_alg(const struct run *run, const struct stage
     return coll_async_decision_between_nodes(own) ? own : run->hier->algorithm[stage->net];
 }
 
+static void say_row(struct run *run, int level, int nodes, const struct coll_async_tuning_row *row,
+                    size_t bytes, const char *instead);
+
 /* Verbose level 1 (the first leader of the first group; the others at 2), once
  * per communicator and row: the row of the tuning file that chose the algorithm
  * of a stage between nodes, or, once per family, that none did. From the thread
@@ -354,7 +357,7 @@ static void say_tuned(struct run *run, const struct stage *stage,
 {
     struct coll_async_hier *hier = run->hier;
     int level = 0 == hier->slot && 0 == stage->group->rank ? 1 : 2;
-    char text[160], instead[96] = "";
+    char instead[160] = "";
 
     if (opal_output_get_verbosity(mca_coll_async_output) < level) {
         return;
@@ -372,20 +375,55 @@ static void say_tuned(struct run *run, const struct stage *stage,
         }
         return;
     }
+    if (COLL_ASYNC_ALG_MULTICAST == row->alg) {
+        snprintf(instead, sizeof(instead), ", point to point here (%s): %s instead",
+                 mca_coll_async_hier_multicast_rows_off(hier),
+                 coll_async_alg_names[run->net.alg]);
+    } else if (row->alg != run->net.alg) {
+        snprintf(instead, sizeof(instead), ", which %d nodes cannot run: %s instead",
+                 stage->group->size, coll_async_alg_names[run->net.alg]);
+    }
+    say_row(run, level, stage->group->size, row, bytes, instead);
+}
+
+/* Says once per communicator and row (at level) which row chose a stage between
+ * nodes, and what ran instead where it was not the row's (instead: "" or ", ..."). */
+static void say_row(struct run *run, int level, int nodes, const struct coll_async_tuning_row *row,
+                    size_t bytes, const char *instead)
+{
+    struct coll_async_hier *hier = run->hier;
+    char text[160];
+
     if (__atomic_exchange_n(&hier->tuning_said[row->index], 1, __ATOMIC_RELAXED)) {
         return;
     }
     coll_async_tuning_row_text(row, text, sizeof(text));
-    if (row->alg != run->net.alg) {
-        snprintf(instead, sizeof(instead), ", which %d nodes cannot run: %s instead",
-                 stage->group->size, coll_async_alg_names[run->net.alg]);
-    }
     mca_coll_async_say_later(level,
                              "coll:async: %s (cid %u): %s of %zu B between %d nodes: %s, "
                              "chosen by %s:%d (%s)%s",
                              hier->name, hier->cid, coll_async_family_name(run->family), bytes,
-                             stage->group->size, coll_async_alg_names[row->alg],
-                             hier->tuning_file, row->line, text, instead);
+                             nodes, coll_async_alg_names[row->alg], hier->tuning_file, row->line,
+                             text, instead);
+}
+
+/* A bcast over multicast that a row of the tuning file chose: said as any row's
+ * (whether the group then works, its own line says: settled()). Only slot 0's
+ * leaders run the stage: node 0's says it at level 1. */
+static void say_multicast_row(struct run *run, const struct stage *stage)
+{
+    struct coll_async_hier *hier = run->hier;
+    int level = 0 == hier->node ? 1 : 2;
+    const struct coll_async_tuning_row *row;
+
+    if (NULL == hier->tuning || opal_output_get_verbosity(mca_coll_async_output) < level) {
+        return;
+    }
+    row = coll_async_tuning_choose(hier->tuning, COLL_ASYNC_FAMILY_BCAST, COLL_ASYNC_FAMILY_BCAST,
+                                   hier->algorithm[COLL_ASYNC_FAMILY_BCAST], hier->node_count,
+                                   stage->bytes);
+    if (NULL != row) {
+        say_row(run, level, hier->node_count, row, stage->bytes, "");
+    }
 }
 
 /* A stage between nodes: its leaders' algorithm is the parameters', else the
@@ -462,7 +500,7 @@ static int start_stage(struct run *run, const struct coll_async_sched *op, struc
         }
         return rc;
     case STAGE_MULTICAST:
-        OPAL_THREAD_ADD_FETCH64(&mca_coll_async_between_calls[COLL_ASYNC_ALG_MULTICAST], 1);
+        say_multicast_row(run, stage);
         run->multicast = (struct coll_async_multicast_call){.group = mca_coll_async_hier_multicast_group(hier),
                                                             .tag = run->tag,
                                                             .root = stage->root,
@@ -517,6 +555,15 @@ static int continue_stage(struct run *run, const struct coll_async_sched *op,
         return COLL_ASYNC_INTERNODE_AGAIN == rc ? COLL_ASYNC_AGAIN : OMPI_SUCCESS;
     case STAGE_MULTICAST:
         rc = coll_async_multicast_progress(&run->multicast);
+        if (0 == rc) {
+            /* What ran: multicast only where every leader attached (bench/tune reads
+             * the counter to know), else the point-to-point bcast that fell back. */
+            OPAL_THREAD_ADD_FETCH64(
+                &mca_coll_async_between_calls[coll_async_multicast_ready(run->multicast.group)
+                                                  ? COLL_ASYNC_ALG_MULTICAST
+                                                  : run->multicast.x.alg],
+                1);
+        }
         if (COLL_ASYNC_INTERNODE_AGAIN != rc) {
             ended_between_nodes(run, rc, run->multicast.error);
         }

@@ -116,6 +116,11 @@ void coll_async_multicast_free(struct coll_async_multicast *group)
     free(group);
 }
 
+bool coll_async_multicast_ready(const struct coll_async_multicast *group)
+{
+    return STATE_READY == group->state;
+}
+
 bool coll_async_multicast_open(const struct coll_async_multicast *group)
 {
     return NULL != group->member;

@@ -103,6 +103,9 @@ coll_async_multicast_new(const struct coll_async_leaders *leaders,
  * closed by coll_async_multicast_close_start leaves the group here). */
 void coll_async_multicast_free(struct coll_async_multicast *group);
 
+/* Whether every leader attached: bcasts go over the group (else point to point). */
+bool coll_async_multicast_ready(const struct coll_async_multicast *group);
+
 /* Whether a member exists, to be closed after a barrier. */
 bool coll_async_multicast_open(const struct coll_async_multicast *group);
 

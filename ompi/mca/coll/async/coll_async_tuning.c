@@ -49,11 +49,11 @@ bool coll_async_tuning_steers(enum coll_async_family family)
     return algs >= 2;
 }
 
-/* Whether a row of family may name alg. */
+/* Whether a row of family may name alg: multicast too (bcast's), which runs
+ * where the communicator's group can be used, else auto's point to point. */
 static bool takes(enum coll_async_family family, enum coll_async_alg alg)
 {
-    return coll_async_decision_between_nodes(alg) && COLL_ASYNC_ALG_MULTICAST != alg
-           && coll_async_decision_accepts(family, alg);
+    return coll_async_decision_between_nodes(alg) && coll_async_decision_accepts(family, alg);
 }
 
 static void say(struct coll_async_tuning_error *error, int line, const char *format, ...)
@@ -337,8 +337,7 @@ static bool read_row(char **fields, int count, int number, struct coll_async_tun
     }
     if (!takes(family, alg)) {
         say(error, number, "%s is not an algorithm the file may choose for %s between nodes "
-            "(it takes %s%s)", coll_async_alg_names[alg], family_names[family], list,
-            COLL_ASYNC_ALG_MULTICAST == alg ? "; multicast is coll_async_mcast_*'s choice" : "");
+            "(it takes %s)", coll_async_alg_names[alg], family_names[family], list);
         return false;
     }
     row->alg = alg;
@@ -552,6 +551,22 @@ const struct coll_async_tuning_row *coll_async_tuning_lookup(const struct coll_a
         }
     }
     return NULL;
+}
+
+bool coll_async_tuning_names(const struct coll_async_tuning *tuning,
+                             enum coll_async_family family, enum coll_async_alg alg, int nodes)
+{
+    if (NULL == tuning || family < 0 || family >= COLL_ASYNC_NUM_FAMILIES) {
+        return false;
+    }
+    for (int i = tuning->first[family]; i < tuning->first[family + 1]; ++i) {
+        const struct coll_async_tuning_row *row = &tuning->rows[i];
+
+        if (row->alg == alg && row->nodes_min <= nodes && nodes <= row->nodes_max) {
+            return true;
+        }
+    }
+    return false;
 }
 
 const struct coll_async_tuning_row *coll_async_tuning_choose(const struct coll_async_tuning *tuning,

@@ -89,6 +89,11 @@ const struct coll_async_tuning_row *coll_async_tuning_lookup(const struct coll_a
                                                              enum coll_async_family family,
                                                              int nodes, size_t bytes);
 
+/* Whether any row of family for nodes leaders names alg (whatever its sizes):
+ * bcast's multicast group is set up at creation where one names multicast. */
+bool coll_async_tuning_names(const struct coll_async_tuning *tuning,
+                             enum coll_async_family family, enum coll_async_alg alg, int nodes);
+
 /* The row that chooses the leaders' algorithm of a run of family `rows_of`
  * (whose rows apply) whose leaders run `family` among nodes leaders for bytes,
  * the parameters leaving them at leaders_alg (coll_async_decision_leaders: the
