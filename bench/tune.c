@@ -373,6 +373,11 @@ static void choose_candidates(struct tune_point *p, int domains)
             }
             add_candidate(p, coll_async_alg_names[f->algs[a]], f->algs[a], true);
         }
+        /* The leaders' multicast group, where every leader has an RDMA port: kept
+         * only if its bcasts went over it (multicast_ran). */
+        if (TUNE_BCAST == p->family) {
+            add_candidate(p, "multicast", COLL_ASYNC_ALG_MULTICAST, true);
+        }
         add_candidate(p, "auto", COLL_ASYNC_ALG_AUTO, false);
         return;
     }
@@ -470,6 +475,56 @@ static double estimate_seconds(const struct options *o, const int *ks, int k_cou
 
 /* Measuring */
 
+/* Whether a bcast of bytes on comm (whose hint says multicast) went over the
+ * leaders' multicast group: coll_async_between_multicast rose on a leader (it
+ * counts only bcasts that did; where the group could not be set up they fall
+ * back point to point). Collective over comm. */
+static bool multicast_ran(MPI_Comm comm, struct tune_buffers *b, size_t bytes)
+{
+    unsigned long long before = 0, after = 0;
+    struct tune_counter counter;
+    struct tune_shape shape = tune_shape_of(TUNE_BCAST, bytes, 1);
+    bool ok = 0 == tune_counter_open("coll_async_between_multicast", &counter);
+    int rose;
+
+    ok = ok && 0 == tune_counter_read(&counter, &before);
+    tune_fill(TUNE_BCAST, &shape, b, comm);
+    tune_call(TUNE_BCAST, &shape, b, comm);
+    ok = ok && 0 == tune_counter_read(&counter, &after);
+    if (ok) {
+        tune_counter_close(&counter);
+    }
+    rose = ok && after > before;
+    MPI_Allreduce(MPI_IN_PLACE, &rose, 1, MPI_INT, MPI_MAX, comm);
+    return rose;
+}
+
+/* Drops point p's multicast candidate (c) where its bcasts did not go over
+ * multicast, and says so (the file's comments say it too). */
+static void check_multicast(struct tune_point *p, MPI_Comm *comms, struct tune_buffers *b)
+{
+    int c = 0;
+
+    while (c < p->candidate_count && COLL_ASYNC_ALG_MULTICAST != p->candidates[c].alg) {
+        ++c;
+    }
+    if (c == p->candidate_count || multicast_ran(comms[c], b, p->bytes[p->size_count - 1])) {
+        return;
+    }
+    p->multicast_unavailable = true;
+    if (0 == world_rank) {
+        printf("bcast k=%d: multicast: not available here (no RDMA port on every leader); "
+               "not a candidate\n", p->nodes);
+        fflush(stdout);
+    }
+    MPI_Comm_free(&comms[c]);
+    for (; c + 1 < p->candidate_count; ++c) {
+        p->candidates[c] = p->candidates[c + 1];
+        comms[c] = comms[c + 1];
+    }
+    --p->candidate_count;
+}
+
 /* Measures every family at k nodes on sub (its ranks only) into points. */
 static int measure_at(const struct options *o, MPI_Comm sub, int k, int domains,
                       struct tune_buffers *b, double estimate, struct tune_point *points)
@@ -517,6 +572,7 @@ static int measure_at(const struct options *o, MPI_Comm sub, int k, int domains,
                 progress(estimate, p, s, c);
             }
         }
+        check_multicast(p, comms, b);
         for (int c = 0; c < p->candidate_count; ++c) {
             MPI_Comm_free(&comms[c]);
         }

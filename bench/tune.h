@@ -125,6 +125,9 @@ struct tune_point {
     size_t count[TUNE_MAX_SIZES];
     int candidate_count;
     struct tune_candidate candidates[TUNE_MAX_CANDIDATES];
+    /* bcast: the multicast candidate was timed, but its bcasts went point to
+     * point (coll_async_between_multicast did not rise): dropped. */
+    bool multicast_unavailable;
 };
 
 /* What auto runs between nodes for family at bytes (count elements) on `nodes`

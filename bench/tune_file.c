@@ -306,6 +306,10 @@ int tune_file_write(const char *path, const struct tune_run_info *info,
             nodes_text(points, point_count, p, nodes, sizeof(nodes));
             fprintf(f, "\n# %s between %s nodes, measured at %d nodes (%d ranks):\n",
                     tune_families[fam].name, nodes, p->nodes, p->ranks);
+            if (p->multicast_unavailable) {
+                fprintf(f, "# multicast: not available here (no RDMA port on every leader): "
+                           "its bcasts went point to point; not a candidate\n");
+            }
             write_table(f, p);
             write_rows(f, points, point_count, p);
             ++rows;
