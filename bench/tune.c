@@ -95,34 +95,45 @@ static int parse_size(const char *text, size_t *out)
     return 0;
 }
 
-static int parse_sizes(char *list, struct options *o)
+/* The lists are tokenized in a copy: argv stays whole for the file's header. */
+static int parse_sizes(const char *text, struct options *o)
 {
+    char *list = strdup(text);
+    int rc = NULL != list ? 0 : -1;
+
     o->size_count = 0;
-    for (char *tok = strtok(list, ","); NULL != tok; tok = strtok(NULL, ",")) {
+    for (char *tok = strtok(list, ","); 0 == rc && NULL != tok; tok = strtok(NULL, ",")) {
         if (o->size_count == TUNE_MAX_SIZES || 0 != parse_size(tok, &o->sizes[o->size_count])
             || (o->size_count > 0 && o->sizes[o->size_count] <= o->sizes[o->size_count - 1])) {
-            return -1;
+            rc = -1;
+        } else {
+            ++o->size_count;
         }
-        ++o->size_count;
     }
-    return o->size_count > 0 ? 0 : -1;
+    free(list);
+    return 0 == rc && o->size_count > 0 ? 0 : -1;
 }
 
-static int parse_families(char *list, struct options *o)
+static int parse_families(const char *text, struct options *o)
 {
+    char *list = strdup(text);
+    int rc = NULL != list ? 0 : -1;
+
     memset(o->family_on, 0, sizeof(o->family_on));
-    for (char *tok = strtok(list, ","); NULL != tok; tok = strtok(NULL, ",")) {
+    for (char *tok = strtok(list, ","); 0 == rc && NULL != tok; tok = strtok(NULL, ",")) {
         int f = 0;
 
         while (f < TUNE_NUM_FAMILIES && 0 != strcmp(tok, tune_families[f].name)) {
             ++f;
         }
         if (f == TUNE_NUM_FAMILIES) {
-            return -1;
+            rc = -1;
+        } else {
+            o->family_on[f] = true;
         }
-        o->family_on[f] = true;
     }
-    return 0;
+    free(list);
+    return rc;
 }
 
 /* 0, or 2 after saying (rank 0) what is wrong. */
