@@ -27,6 +27,7 @@
 #include "coll_async_config.h"
 #include "coll_async_decision.h"
 #include "coll_async_engine.h"
+#include "coll_async_failure.h"
 #include "coll_async_hier.h"
 #include "coll_async_parse.h"
 #include "coll_async_say.h"
@@ -111,6 +112,11 @@ typedef struct mca_coll_async_module_t {
      * families that run in NUMA stages (NULL: none, or a single domain). */
     struct coll_async_numa *numa;
     struct coll_async_stream stream;
+    /* The second half of the channels' set-up, at the first collective
+     * (coll_async_settle.c): what failed there, for every collective after. */
+    struct coll_async_failure settle_failure;
+    struct ompi_communicator_t *settle_comm;
+    bool settle_reported; /* the settled channel said at verbose level */
     /* Every rank on the mapper: the hierarchy's, or, on one node, made at the
      * first call that needs it (mca_coll_async_module_peers). */
     struct coll_async_peers *peers;
@@ -152,16 +158,27 @@ int mca_coll_async_node_topology_init(const struct coll_async_config *config);
 void mca_coll_async_node_topology_fini(void);
 void mca_coll_async_node_report(struct ompi_communicator_t *comm);
 
-/* coll_async_segment.c: opens channel over the count ranks of comm on this node
- * (ranks: their ranks in comm, ascending; NULL: all of comm's), this process being
- * the one at index; the first creates the segment, named from its card. One
- * outcome for all of them: OMPI_SUCCESS, or an error after the failure was
- * reported (a help message from one rank, a verbose line), and all fall back.
- * node_part: the segment of one node's ranks of a communicator spanning nodes. */
+/* coll_async_segment.c: this rank's half of the set-up of channel over the count
+ * ranks of comm on this node (ranks: their ranks in comm, ascending; NULL: all of
+ * comm's), this process being the one at index; the one with the lowest process
+ * name creates the segment, named from its card, and vote goes to all. Waits for
+ * that creator alone. OMPI_SUCCESS: the channel is to be settled before its
+ * first use (mca_coll_async_segment_settle), which fails for every rank alike
+ * where one could not attach (this one too: coll_async_channel_failed()); or an
+ * error after the failure was reported (a help message from one rank, a verbose
+ * line), which every rank meets, and all fall back. node_part: the segment of
+ * one node's ranks of a communicator spanning nodes. */
 int mca_coll_async_segment_open(struct coll_async_channel *channel,
                                 const struct coll_async_channel_config *config,
                                 struct ompi_communicator_t *comm, const int *ranks, int count,
-                                int index, bool node_part);
+                                int index, bool node_part, bool vote);
+/* Without blocking, from any thread that steps the communicator's ops:
+ * COLL_ASYNC_SHM_AGAIN until every rank of the channel has attached; then 0, or
+ * for good the error every rank gets alike, recorded in said for the thread that
+ * completes the collective to report. */
+int mca_coll_async_segment_settle(struct coll_async_channel *channel,
+                                  struct ompi_communicator_t *comm,
+                                  struct coll_async_failure *said);
 
 /* coll_async_hier.c: the hierarchy of a communicator that spans nodes, from the
  * modex (no message between the ranks but the shared memory of each node's);
@@ -170,15 +187,23 @@ struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *com
                                                 const struct coll_async_config *config);
 void mca_coll_async_hier_close(struct coll_async_hier *hier);
 
+/* coll_async_settle.c: installs the settling of module's channels before the
+ * first op of comm, where it has channels. */
+void mca_coll_async_settle_install(mca_coll_async_module_t *module,
+                                   struct ompi_communicator_t *comm);
+/* coll_async_module.c: once the channels are settled, what they can do, said
+ * once at verbose level (from an application thread: the call's). */
+void mca_coll_async_module_report_settled(mca_coll_async_module_t *module,
+                                          struct ompi_communicator_t *comm);
+
 /* coll_async_numa_split.c: the NUMA split of count ranks of comm on this node
- * (ascending; NULL: all of comm) whose channel is open, this process the one at
- * index, when they are in several domains (pretend ones under
- * coll_async_virtual_numa) and a family may run in NUMA stages; NULL otherwise.
- * The split's ranks are indices into ranks. Said at verbose level 1 (index 0)
- * and 2 (every rank). */
+ * (ascending; NULL: all of comm), this process the one at index, when they are in
+ * several domains (pretend ones under coll_async_virtual_numa) and a family may
+ * run in NUMA stages; NULL otherwise. Opened before their own channel, which
+ * carries the split's opened as this rank's vote. The split's ranks are indices
+ * into ranks. Said at verbose level 1 (index 0) and 2 (every rank). */
 struct coll_async_numa *mca_coll_async_numa_open(struct ompi_communicator_t *comm,
                                                 const int *ranks, int count, int index,
-                                                struct coll_async_channel *channel,
                                                 const struct coll_async_config *config);
 void mca_coll_async_numa_close(struct coll_async_numa *numa);
 

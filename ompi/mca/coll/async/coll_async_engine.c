@@ -148,14 +148,18 @@ void coll_async_stream_drain(struct coll_async_stream *stream, void (*progress)(
     }
 }
 
-/* One step of op, its begin first at the first step; none where its stream is
- * abandoned. */
+/* One step of op, its begin first at the first step once its stream is settled;
+ * none where its stream is abandoned. */
 static int step(struct coll_async_op *op)
 {
-    const struct coll_async_stream *stream = op->stream;
+    struct coll_async_stream *stream = op->stream;
     int status;
 
     if (NULL != stream->abandoned && 0 != (status = stream->abandoned(stream->owner))) {
+        return status;
+    }
+    if (NULL != op->begin && NULL != stream->settle
+        && 0 != (status = stream->settle(stream, op))) {
         return status;
     }
     if (NULL != op->begin) {

@@ -52,6 +52,11 @@ struct coll_async_stream {
      * failed, coll_async_module.c). NULL: never. */
     int (*abandoned)(void *owner);
     void *owner;
+    /* Asked, while set, before each op's first step, by whichever thread steps
+     * it: COLL_ASYNC_AGAIN holds the op (and those after it) back, an error ends
+     * it with that status, 0 lets it begin. The communicator's channels are
+     * settled here (coll_async_settle.c), which clears it once they are. */
+    int (*settle)(struct coll_async_stream *stream, struct coll_async_op *op);
 };
 
 struct coll_async_op {

@@ -25,7 +25,7 @@ struct coll_async_failure {
     const char *topic;        /* in help-coll-async.txt; NULL: nothing to say */
     const char *communicator; /* its name */
     int rank;                 /* this process's, in the communicator */
-    char error[192];          /* what failed, naming the peer where one did */
+    char error[256];          /* what failed, naming the peer where one did */
 };
 
 /* Records the first failure of a collective; later ones add nothing. */

@@ -29,6 +29,7 @@
 #include "coll_async_card.h"
 #include "coll_async_groups.h"
 #include "coll_async_network.h"
+#include "coll_async_numa.h"
 #include "coll_async_topology.h"
 
 int coll_async_hier_local_index(const struct coll_async_hier *hier, int rank)
@@ -203,35 +204,29 @@ static void join_group(struct coll_async_hier *hier)
                                               .ring = hier->ring};
 }
 
-/* The shared-memory channel of this node's ranks, when there are several. */
+/* This node's NUMA split, where its ranks are in several domains, and then the
+ * shared-memory channel of this node's ranks, when there are several, which
+ * carries whether this rank opened the split's (coll_async_numa_split.c). */
 static int open_local(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
-                      const struct coll_async_channel_config *channel)
+                      const struct coll_async_config *config)
 {
+    const int *ranks = &hier->node_ranks[hier->node_first[hier->node]];
     int count = coll_async_hier_node_size(hier, hier->node);
 
     if (count < 2) {
         return OMPI_SUCCESS;
     }
+    hier->numa = mca_coll_async_numa_open(comm, ranks, count, hier->local_rank, config);
     if (OMPI_SUCCESS
-        != mca_coll_async_segment_open(&hier->local, channel, comm,
-                                       &hier->node_ranks[hier->node_first[hier->node]], count,
-                                       hier->local_rank, true)) {
+        != mca_coll_async_segment_open(&hier->local, &config->channel, comm, ranks, count,
+                                       hier->local_rank, true,
+                                       NULL != hier->numa && hier->numa->opened)) {
+        mca_coll_async_numa_close(hier->numa);
+        hier->numa = NULL;
         return OMPI_ERROR;
     }
     hier->has_local = true;
     return OMPI_SUCCESS;
-}
-
-/* This node's NUMA split, where its ranks are in several domains. */
-static void open_numa(struct coll_async_hier *hier, struct ompi_communicator_t *comm,
-                      const struct coll_async_config *config)
-{
-    if (hier->has_local) {
-        hier->numa = mca_coll_async_numa_open(comm,
-                                              &hier->node_ranks[hier->node_first[hier->node]],
-                                              coll_async_hier_node_size(hier, hier->node),
-                                              hier->local_rank, &hier->local, config);
-    }
 }
 
 static struct coll_async_hier *hier_alloc(int size, int nodes)
@@ -430,10 +425,7 @@ struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *com
     free(places);
     if (OMPI_SUCCESS == rc) {
         why = "no shared memory for the ranks of this node";
-        rc = open_local(hier, comm, &config->channel);
-    }
-    if (OMPI_SUCCESS == rc) {
-        open_numa(hier, comm, config);
+        rc = open_local(hier, comm, config);
     }
     if (OMPI_SUCCESS == rc) {
         report(hier, comm);

@@ -324,7 +324,7 @@ static bool numa_stage(struct run *run, const struct stage *stage)
     enum coll_async_family family = coll_async_numa_family(stage->begin, stage->root);
 
     if (NULL == run->numa_run || COLL_ASYNC_NUM_FAMILIES == family
-        || !run->hier->numa->staged[family]) {
+        || !run->hier->numa->staged[family] || run->hier->numa->flat) {
         return false;
     }
     coll_async_numa_stage(&run->local.base, run->numa_run, family);

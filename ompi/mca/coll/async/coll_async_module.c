@@ -28,6 +28,7 @@
 
 #include "coll_async.h"
 #include "coll_async_network.h"
+#include "coll_async_numa.h"
 
 static void module_construct(mca_coll_async_module_t *module)
 {
@@ -40,6 +41,9 @@ static void module_construct(mca_coll_async_module_t *module)
     module->peers = NULL;
     memset(&module->own_peers, 0, sizeof(module->own_peers));
     coll_async_stream_init(&module->stream);
+    memset(&module->settle_failure, 0, sizeof(module->settle_failure));
+    module->settle_comm = NULL;
+    module->settle_reported = false;
 }
 
 /* MPI_Comm_free may come while nonblocking collectives are still in flight:
@@ -119,9 +123,11 @@ static struct coll_async_decision_comm decision_comm(const mca_coll_async_module
 }
 
 /* Opens the shared-memory channel when comm spans several ranks of this node, or
- * the hierarchy when it spans nodes. Collective over comm, as creation is, but
- * with no point-to-point message: under MPI_THREAD_MULTIPLE Open MPI enables the
- * module from inside its progress engine, where none could be awaited. */
+ * the hierarchy when it spans nodes: this rank's half of their set-up, which
+ * waits for no rank but a channel's creator; the rest is settled at the first
+ * collective (coll_async_settle.c). Under MPI_THREAD_MULTIPLE Open MPI enables
+ * the module from inside its progress engine, where no point-to-point message
+ * could be awaited either. */
 static void open_channel(mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
 {
     /* The job's settings with this communicator's algorithms: the hierarchy and
@@ -140,23 +146,26 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
         }
         return;
     }
-    if (!coll_async_decision_wanted(module->algorithm)
-        || OMPI_SUCCESS != mca_coll_async_segment_open(&module->channel, &config->channel, comm, NULL,
-                                                       ompi_comm_size(comm),
-                                                       ompi_comm_rank(comm), false)) {
+    if (!coll_async_decision_wanted(module->algorithm)) {
+        return;
+    }
+    /* Before the channel, which carries whether this rank opened the split's. */
+    module->numa = mca_coll_async_numa_open(comm, NULL, ompi_comm_size(comm),
+                                            ompi_comm_rank(comm), config);
+    if (OMPI_SUCCESS != mca_coll_async_segment_open(&module->channel, &config->channel, comm, NULL,
+                                                    ompi_comm_size(comm), ompi_comm_rank(comm),
+                                                    false,
+                                                    NULL != module->numa && module->numa->opened)) {
+        mca_coll_async_numa_close(module->numa);
+        module->numa = NULL;
         return;
     }
     module->has_channel = true;
     opal_output_verbose(0 == ompi_comm_rank(comm) ? 1 : 2, mca_coll_async_output,
                         "coll:async: %s (cid %u, size %d, rank %d): shared memory, %zu-byte "
-                        "slots written in %zu-byte pieces, large messages %s",
+                        "slots written in %zu-byte pieces",
                         comm->c_name, coll_async_comm_cid(comm), ompi_comm_size(comm),
-                        ompi_comm_rank(comm), config->channel.slot_size, config->channel.piece_size,
-                        coll_async_channel_single_copy(&module->channel)
-                            ? "in one copy (CMA)"
-                            : "pipelined through the slots");
-    module->numa = mca_coll_async_numa_open(comm, NULL, ompi_comm_size(comm),
-                                            ompi_comm_rank(comm), &module->channel, config);
+                        ompi_comm_rank(comm), config->channel.slot_size, config->channel.piece_size);
 }
 
 static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll coll,
@@ -231,19 +240,16 @@ static void report_paths(mca_coll_async_module_t *module, struct ompi_communicat
 
 /*
  * Families forced to an algorithm between nodes that this communicator cannot
- * run (it is on one node, or its nodes are a group the algorithm does not take),
- * or to a schedule inside a node its channel cannot run (single_copy without CMA):
+ * run (it is on one node, or its nodes are a group the algorithm does not take):
  * their calls run as the table chooses instead, said once per communicator, e.g.
  *   coll:async: MPI_COMM_WORLD (cid 0, size 2): allreduce forced to ring, which
  *   runs between nodes, and the communicator is on one node: auto instead
+ * (a schedule inside a node that its channel cannot run, single_copy without CMA,
+ * is said once the channel is settled: mca_coll_async_module_report_settled).
  */
 static void report_fallbacks(mca_coll_async_module_t *module, struct ompi_communicator_t *comm)
 {
     int nodes = NULL != module->hier ? module->hier->node_count : 1;
-    struct coll_async_channel *channel = module->has_channel ? &module->channel
-                                         : NULL != module->hier && module->hier->has_local
-                                             ? &module->hier->local
-                                             : NULL;
 
     if (0 != ompi_comm_rank(comm) || 1 == ompi_comm_size(comm)) {
         return;
@@ -251,19 +257,8 @@ static void report_fallbacks(mca_coll_async_module_t *module, struct ompi_commun
     for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
         enum coll_async_alg alg = module->algorithm[family], instead;
 
-        if (COLL_ASYNC_PATH_NATIVE != module->path[COLL_ASYNC_NUM_FORMS * family]) {
-            continue;
-        }
-        if (NULL != channel
-            && coll_async_decision_shm_fallback(family, alg,
-                                                coll_async_channel_single_copy(channel))) {
-            opal_output_verbose(1, mca_coll_async_output,
-                                "coll:async: %s (cid %u, size %d): %s forced to %s, which "
-                                "needs CMA between this node's ranks: auto inside the node",
-                                comm->c_name, coll_async_comm_cid(comm), ompi_comm_size(comm),
-                                coll_async_family_name(family), coll_async_alg_names[alg]);
-        }
-        if (!coll_async_decision_fallback(family, alg, nodes, &instead)) {
+        if (COLL_ASYNC_PATH_NATIVE != module->path[COLL_ASYNC_NUM_FORMS * family]
+            || !coll_async_decision_fallback(family, alg, nodes, &instead)) {
             continue;
         }
         if (1 == nodes) {
@@ -280,6 +275,44 @@ static void report_fallbacks(mca_coll_async_module_t *module, struct ompi_commun
                                 coll_async_comm_cid(comm), ompi_comm_size(comm),
                                 coll_async_family_name(family), coll_async_alg_names[alg], nodes,
                                 coll_async_alg_names[instead]);
+        }
+    }
+}
+
+void mca_coll_async_module_report_settled(mca_coll_async_module_t *module,
+                                          struct ompi_communicator_t *comm)
+{
+    const struct coll_async_channel *channel = module->has_channel ? &module->channel
+                                               : NULL != module->hier && module->hier->has_local
+                                                   ? &module->hier->local
+                                                   : NULL;
+    bool cma;
+
+    if (NULL == channel || module->settle_reported
+        || NULL != __atomic_load_n(&module->stream.settle, __ATOMIC_ACQUIRE)) {
+        return;
+    }
+    module->settle_reported = true;
+    if (coll_async_channel_failed(channel)) {
+        return;
+    }
+    cma = coll_async_channel_single_copy(channel);
+    opal_output_verbose(0 == ompi_comm_rank(comm) ? 1 : 2, mca_coll_async_output,
+                        "coll:async: %s (cid %u, size %d, rank %d): shared memory settled, "
+                        "large messages %s", comm->c_name, coll_async_comm_cid(comm),
+                        ompi_comm_size(comm), ompi_comm_rank(comm),
+                        cma ? "in one copy (CMA)" : "pipelined through the slots");
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES && 0 == ompi_comm_rank(comm);
+         ++family) {
+        enum coll_async_alg alg = module->algorithm[family];
+
+        if (COLL_ASYNC_PATH_NATIVE == module->path[COLL_ASYNC_NUM_FORMS * family]
+            && coll_async_decision_shm_fallback(family, alg, cma)) {
+            opal_output_verbose(1, mca_coll_async_output,
+                                "coll:async: %s (cid %u, size %d): %s forced to %s, which "
+                                "needs CMA between this node's ranks: auto inside the node",
+                                comm->c_name, coll_async_comm_cid(comm), ompi_comm_size(comm),
+                                coll_async_family_name(family), coll_async_alg_names[alg]);
         }
     }
 }
@@ -377,6 +410,7 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     }
     report_paths(module, comm);
     report_fallbacks(module, comm);
+    mca_coll_async_settle_install(module, comm);
     return OMPI_SUCCESS;
 }
 

@@ -67,6 +67,7 @@ int coll_async_native_run(const struct coll_async_call *call, struct coll_async_
 {
     int rc;
 
+    mca_coll_async_module_report_settled(call->module, call->comm);
     op->channel = &call->module->channel;
     op->algorithm = call->module->algorithm;
     op->base.stream = &call->module->stream;

@@ -377,10 +377,34 @@ static void start(struct coll_async_op *op, struct run *run)
     op->step = step;
 }
 
+/* The schedule of family on the node's one channel. */
+static void (*flat_begin(enum coll_async_family family))(struct coll_async_op *)
+{
+    switch (family) {
+    case COLL_ASYNC_FAMILY_ALLREDUCE:
+    case COLL_ASYNC_FAMILY_REDUCE:
+        return coll_async_reduction_begin;
+    case COLL_ASYNC_FAMILY_BCAST:
+        return coll_async_bcast_begin;
+    case COLL_ASYNC_FAMILY_ALLGATHER:
+        return coll_async_allgather_begin;
+    default:
+        return coll_async_barrier_begin;
+    }
+}
+
 void coll_async_numa_begin(struct coll_async_op *op)
 {
+    struct run *run = op->plan;
+
+    if (run->numa->flat) {
+        /* Not every rank opened its NUMA channels (settled before this begin):
+         * all run on the node's channel, which op names. */
+        flat_begin(run->family)(op);
+        return;
+    }
     OPAL_THREAD_ADD_FETCH64(&mca_coll_async_numa_calls, 1);
-    start(op, op->plan);
+    start(op, run);
 }
 
 enum coll_async_family coll_async_numa_family(void (*begin)(struct coll_async_op *), int root)

@@ -46,6 +46,10 @@ struct coll_async_numa {
     bool leads;         /* this rank leads its domain: the leaders' channel is open */
     struct coll_async_channel leaders_channel;
     bool staged[COLL_ASYNC_NUM_FAMILIES]; /* runs in NUMA stages (coll_async_decision_numa) */
+    bool opened;        /* this rank opened the channels it needs: its vote */
+    /* Settled at the first collective (coll_async_settle.c): a rank could not
+     * open its channels, so every rank runs flat. Read by the stepping thread. */
+    bool flat;
 };
 
 static inline int coll_async_numa_domain_size(const struct coll_async_numa *numa, int domain)

@@ -14,10 +14,12 @@
  * At the communicator's creation every rank reads every rank's domain from its
  * card (the domain of its binding, or its pretend one under
  * coll_async_virtual_numa: coll_async_node.c) and all compute the same split;
- * then each domain opens its channel and the leaders theirs. A channel's ranks
- * reach one outcome together, but two domains may not (one /dev/shm full for
- * one of them): the ranks then agree over the communicator's own channel, one
- * byte each, and all run flat unless all opened theirs.
+ * then each domain opens its channel and the leaders theirs, before the
+ * communicator's own channel. A channel's ranks reach one outcome together, but
+ * two domains may not (one /dev/shm full for one of them): each rank votes with
+ * its join of the communicator's channel whether it opened all it needs, and at
+ * the first collective, once that channel is settled, all run flat unless all
+ * voted yes (coll_async_settle.c).
  */
 
 #include "ompi_config.h"
@@ -26,7 +28,6 @@
 #include <string.h>
 
 #include "opal/util/output.h"
-#include "opal/runtime/opal_progress.h"
 
 #include "coll_async.h"
 #include "coll_async_card.h"
@@ -158,14 +159,17 @@ static bool open_among(struct coll_async_channel *channel, const struct members 
         ranks[i] = comm_rank(m, members[i]);
     }
     if (NULL != ranks) {
-        rc = mca_coll_async_segment_open(channel, config, m->comm, ranks, count, index, true);
+        rc = mca_coll_async_segment_open(channel, config, m->comm, ranks, count, index, true,
+                                         true);
     }
     free(ranks);
-    return OMPI_SUCCESS == rc;
+    /* Failed for this rank alone: it votes no, and nobody uses the channel. */
+    return OMPI_SUCCESS == rc && !coll_async_channel_failed(channel);
 }
 
 /* This rank's domain's channel and, when it leads, the leaders'; whether it
- * opened all it needs. */
+ * opened all it needs. Both are tried whatever the first gives, so that no
+ * other member waits for this one as their creator until its deadline. */
 static bool open_channels(struct coll_async_numa *numa, const struct members *m,
                           const struct coll_async_channel_config *config)
 {
@@ -177,51 +181,12 @@ static bool open_channels(struct coll_async_numa *numa, const struct members *m,
         numa->has_domain = open_among(&numa->domain_channel, m,
                                       &numa->domain_ranks[numa->domain_first[numa->domain]],
                                       count, numa->local_index, config);
-        if (!numa->has_domain) {
-            return false;
-        }
     }
     if (leads) {
         numa->leads = open_among(&numa->leaders_channel, m, numa->leaders, numa->domain_count,
                                  numa->domain, config);
-        return numa->leads;
     }
-    return true;
-}
-
-static void progress(void)
-{
-    opal_progress();
-}
-
-/* Whether every member opened its channels: one byte each, gathered over the
- * members' own channel (no op of the communicator is in flight yet: a stream of
- * its own orders nothing). */
-static bool all_opened(struct coll_async_channel *channel, int size, bool opened)
-{
-    char mine = opened, *all = malloc((size_t) size);
-    struct coll_async_stream stream;
-    struct coll_async_sched op = {.base = {.begin = coll_async_allgather_begin,
-                                           .stream = &stream},
-                                  .channel = channel,
-                                  .sbuf = &mine,
-                                  .rbuf = all,
-                                  .bytes = 1,
-                                  .root = -1};
-    bool agreed = NULL != all;
-
-    coll_async_stream_init(&stream);
-    /* Every rank takes part, even one out of memory, so that the others finish. */
-    op.rbuf = NULL != all ? all : &mine;
-    op.bytes = NULL != all ? 1 : 0;
-    if (OMPI_SUCCESS != coll_async_engine_run(&op.base, progress)) {
-        agreed = false;
-    }
-    for (int rank = 0; rank < size && agreed; ++rank) {
-        agreed = 0 != all[rank];
-    }
-    free(all);
-    return agreed;
+    return (count < 2 || numa->has_domain) && (!leads || numa->leads);
 }
 
 /* One line: the domains, their leaders, and what runs in NUMA stages. */
@@ -267,12 +232,10 @@ static void report(const struct coll_async_numa *numa, const struct members *m,
 
 struct coll_async_numa *mca_coll_async_numa_open(struct ompi_communicator_t *comm,
                                                 const int *ranks, int count, int index,
-                                                struct coll_async_channel *channel,
                                                 const struct coll_async_config *config)
 {
     const struct members m = {.comm = comm, .ranks = ranks, .count = count, .index = index};
     struct coll_async_numa *numa;
-    bool opened;
 
     if (!coll_async_decision_numa_wanted(config->algorithm)) {
         return NULL;
@@ -282,15 +245,13 @@ struct coll_async_numa *mca_coll_async_numa_open(struct ompi_communicator_t *com
     if (NULL == numa) {
         return NULL;
     }
-    opened = open_channels(numa, &m, &config->channel);
-    if (!all_opened(channel, numa->size, opened)) {
-        opal_output_verbose(0 == index ? 1 : 2, mca_coll_async_output,
-                            "coll:async: %s (cid %u, size %d): %d NUMA domains, but a domain "
-                            "or the leaders have no shared memory of their own: flat",
-                            comm->c_name, coll_async_comm_cid(comm), ompi_comm_size(comm),
-                            numa->domain_count);
-        mca_coll_async_numa_close(numa);
-        return NULL;
+    numa->opened = open_channels(numa, &m, &config->channel);
+    if (!numa->opened) {
+        opal_output_verbose(1, mca_coll_async_output,
+                            "coll:async: %s (cid %u, size %d, rank %d): %d NUMA domains, but "
+                            "this rank's domain or the leaders have no shared memory of their "
+                            "own: all flat", comm->c_name, coll_async_comm_cid(comm),
+                            ompi_comm_size(comm), ompi_comm_rank(comm), numa->domain_count);
     }
     for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES; ++family) {
         numa->staged[family] = coll_async_decision_numa(family, config->algorithm[family],

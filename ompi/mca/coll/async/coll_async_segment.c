@@ -9,11 +9,18 @@
 
 /*
  * coll/async: the shared-memory segment of a communicator's ranks on this node,
- * as the glue sets it up: its identity from the cards (the creating rank's secret
- * key, the communicator's id and members), the launcher's cleanup of its file
- * should the creator die, and the one report of a fall-back. The checks of what
- * is found in /dev/shm and the one decision of all the ranks are the transport's
- * (transport/coll_async_shm.h).
+ * as the glue sets it up: its creator (the member with the lowest process name),
+ * its identity from the cards (the creator's secret key, the communicator's id
+ * and members), the launcher's cleanup of its file should the creator die, and
+ * the one report of a fall-back. The checks of what is found in /dev/shm and the
+ * one decision of all the ranks are the transport's (transport/coll_async_shm.h).
+ *
+ * Why the lowest process name creates: Open MPI enables the modules of new
+ * communicators one at a time per process, from its progress engine, and a
+ * rank's half of the set-up waits for the creator alone. With the creator the
+ * lowest of its members, a rank only ever waits for a lower process, so two
+ * communicators created at once from different threads, in whatever order each
+ * process enables them, cannot wait on each other.
  */
 
 #include "ompi_config.h"
@@ -73,15 +80,35 @@ static uint8_t *encode_context(struct ompi_communicator_t *comm, const int *rank
     return context;
 }
 
-/* The segment's identity, from the card of its creator, the first listed rank.
- * Every listed rank must have a card: one without runs no coll/async and would
- * never attach, so all decline alike, at once. */
+/* Whether process name a comes before b: by job, then by rank in the job. */
+static bool name_before(const opal_process_name_t *a, const opal_process_name_t *b)
+{
+    return a->jobid != b->jobid ? a->jobid < b->jobid : a->vpid < b->vpid;
+}
+
+/* The index, among the listed ranks, of the one with the lowest process name. */
+static int creator_index(struct ompi_communicator_t *comm, const int *ranks, int count)
+{
+    int creator = 0;
+
+    for (int i = 1; i < count; ++i) {
+        if (name_before(&ompi_comm_peer_lookup(comm, rank_at(ranks, i))->super.proc_name,
+                        &ompi_comm_peer_lookup(comm, rank_at(ranks, creator))->super.proc_name)) {
+            creator = i;
+        }
+    }
+    return creator;
+}
+
+/* The segment's identity, from the card of its creator, the listed rank at index
+ * creator. Every listed rank must have a card: one without runs no coll/async
+ * and would never attach, so all decline alike, at once. */
 static int identify(struct coll_async_shm_identity *id, struct ompi_communicator_t *comm,
-                    const int *ranks, int count, bool node_part,
+                    const int *ranks, int count, int creator_at, bool node_part,
                     struct coll_async_shm_failure *failure)
 {
     const struct coll_async_card *creator =
-        mca_coll_async_card_of(ompi_comm_peer_lookup(comm, rank_at(ranks, 0)));
+        mca_coll_async_card_of(ompi_comm_peer_lookup(comm, rank_at(ranks, creator_at)));
     uint8_t *context;
     size_t length;
     int rc;
@@ -91,6 +118,7 @@ static int identify(struct coll_async_shm_identity *id, struct ompi_communicator
             snprintf(failure->why, sizeof(failure->why),
                      "rank %d published no coll/async card (it does not run this component)",
                      rank_at(ranks, i));
+            failure->together = true;
             return OMPI_ERR_NOT_SUPPORTED;
         }
     }
@@ -104,26 +132,45 @@ static int identify(struct coll_async_shm_identity *id, struct ompi_communicator
     return OMPI_SUCCESS;
 }
 
+/* This rank's failure at creation, when the others attached regardless: the
+ * channel stays, failed, and every rank's collectives on it fail alike at the
+ * first (mca_coll_async_segment_settle). Said now at verbose level only. */
+static void fail_alone(struct coll_async_channel *channel, struct ompi_communicator_t *comm,
+                       int rc, const char *path, const struct coll_async_shm_failure *failure)
+{
+    channel->shm.settled = rc < 0 ? rc : -EPROTO;
+    opal_output_verbose(1, mca_coll_async_output,
+                        "coll:async: %s (cid %u, size %d, rank %d): could not attach %s, which "
+                        "the others use: %s", comm->c_name, coll_async_comm_cid(comm),
+                        ompi_comm_size(comm), ompi_comm_rank(comm), path, failure->why);
+}
+
 int mca_coll_async_segment_open(struct coll_async_channel *channel,
                                 const struct coll_async_channel_config *config,
                                 struct ompi_communicator_t *comm, const int *ranks, int count,
-                                int index, bool node_part)
+                                int index, bool node_part, bool vote)
 {
-    struct coll_async_shm_failure failure = {.speaker = 0 == index};
+    int creator = creator_index(comm, ranks, count);
+    struct coll_async_shm_failure failure = {.speaker = creator == index};
     struct coll_async_shm_identity id;
     char path[sizeof("/dev/shm") + COLL_ASYNC_SHM_NAME_MAX] = "(none)";
-    int rc = identify(&id, comm, ranks, count, node_part, &failure);
+    int rc = identify(&id, comm, ranks, count, creator, node_part, &failure);
 
     if (OMPI_SUCCESS == rc) {
         coll_async_shm_path(&id, path, sizeof(path));
         /* Should this process die before the last rank attaches and unlinks the
          * file, the launcher's daemon removes it (vader does the same). */
-        if (0 == index) {
+        if (creator == index) {
             coll_async_remove_at_exit(path);
         }
-        rc = coll_async_channel_open(channel, &id, count, index, config, &failure);
+        rc = coll_async_channel_open(channel, &id, count, index, creator, vote ? 1 : 0, config,
+                                     &failure);
     }
     if (0 == rc) {
+        return OMPI_SUCCESS;
+    }
+    if (!failure.together) {
+        fail_alone(channel, comm, rc, path, &failure);
         return OMPI_SUCCESS;
     }
     opal_output_verbose(failure.speaker ? 1 : 2, mca_coll_async_output,
@@ -133,4 +180,21 @@ int mca_coll_async_segment_open(struct coll_async_channel *channel,
     mca_coll_async_show_help(failure.speaker, "shm failed", comm->c_name, count, path,
                              failure.why);
     return OMPI_ERROR;
+}
+
+int mca_coll_async_segment_settle(struct coll_async_channel *channel,
+                                  struct ompi_communicator_t *comm,
+                                  struct coll_async_failure *said)
+{
+    struct coll_async_shm_failure failure = {.speaker = false};
+    int rc = coll_async_channel_settle(channel, &failure);
+
+    if (rc < 0) {
+        /* The transport says why the first time; a rank that failed alone said
+         * it at creation. */
+        coll_async_failure_record(said, "shm unsettled", comm->c_name, ompi_comm_rank(comm),
+                                  '\0' != failure.why[0] ? failure.why
+                                  : "this rank could not attach (said at verbose level 1)");
+    }
+    return rc;
 }

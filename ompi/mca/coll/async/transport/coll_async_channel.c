@@ -23,6 +23,7 @@
 
 int coll_async_channel_open(struct coll_async_channel *channel,
                            const struct coll_async_shm_identity *id, int nranks, int rank,
+                           int creator, int32_t vote,
                            const struct coll_async_channel_config *config,
                            struct coll_async_shm_failure *failure)
 {
@@ -34,20 +35,28 @@ int coll_async_channel_open(struct coll_async_channel *channel,
 
     channel->seq = 0;
     channel->bounce_size = BOUNCE_SIZE;
-    /* Before the segment, never after it is in use: a rank that does not come
-     * makes the others fall back too, at their deadline. */
+    /* Before the segment: a rank that does not attach makes the others fail. */
     if (0 != posix_memalign((void **) &channel->bounce, 64, 2 * BOUNCE_SIZE)) {
         channel->bounce = NULL;
         snprintf(failure->why, sizeof(failure->why), "out of memory");
         failure->speaker = true;
+        failure->together = false;
+        channel->shm.settled = -ENOMEM;
         return -ENOMEM;
     }
-    rc = coll_async_shm_attach(&channel->shm, id, nranks, rank, &shm, failure);
+    rc = coll_async_shm_join(&channel->shm, id, nranks, rank, creator, vote, &shm, failure);
     if (0 != rc) {
         free(channel->bounce);
         channel->bounce = NULL;
+        channel->shm.settled = rc;
     }
     return rc;
+}
+
+int coll_async_channel_settle(struct coll_async_channel *channel,
+                              struct coll_async_shm_failure *failure)
+{
+    return coll_async_shm_settle(&channel->shm, failure);
 }
 
 void coll_async_channel_close(struct coll_async_channel *channel)

@@ -43,12 +43,22 @@ struct coll_async_channel {
 };
 
 /* Opens the channel of a communicator whose nranks ranks share this node, over
- * the segment of id (coll_async_shm.h). Collective, with one outcome for all the
- * ranks: 0, or -errno with failure saying why. */
+ * the segment of id, creator its creating rank (coll_async_shm_join: this
+ * rank's half of the set-up, waiting for the creator alone; vote published to
+ * all). 0: to be settled before its first use; or -errno with failure saying
+ * why, and whether every rank failed alike (failure->together); otherwise the
+ * channel stays failed (coll_async_channel_settle says so) and the others'
+ * settle fails. */
 int coll_async_channel_open(struct coll_async_channel *channel,
                            const struct coll_async_shm_identity *id, int nranks, int rank,
+                           int creator, int32_t vote,
                            const struct coll_async_channel_config *config,
                            struct coll_async_shm_failure *failure);
+
+/* Without blocking: COLL_ASYNC_SHM_AGAIN until every rank has attached, then 0
+ * for good, or the error every rank gets alike (coll_async_shm_settle). */
+int coll_async_channel_settle(struct coll_async_channel *channel,
+                              struct coll_async_shm_failure *failure);
 void coll_async_channel_close(struct coll_async_channel *channel);
 
 /* Hands out count consecutive sequence numbers; returns the first. */
@@ -59,6 +69,12 @@ static inline uint64_t coll_async_channel_sequence(struct coll_async_channel *ch
 
     channel->seq += count;
     return first;
+}
+
+/* Whether this rank failed to attach while the others did (coll_async_channel_open). */
+static inline bool coll_async_channel_failed(const struct coll_async_channel *channel)
+{
+    return channel->shm.settled < 0;
 }
 
 static inline bool coll_async_channel_single_copy(const struct coll_async_channel *channel)

@@ -182,9 +182,16 @@ struct setup {
     const struct coll_async_shm_identity *id;
     struct coll_async_shm_failure *failure;
     struct offsets offsets;
+    int32_t vote;
+    bool try_cma;
     uint64_t deadline_ns;
     unsigned timeout_ms; /* for the messages */
 };
+
+static bool is_creator(const struct coll_async_shm_segment *segment)
+{
+    return segment->rank == segment->creator;
+}
 
 /* Waits a little; false, without waiting, once the deadline has passed. */
 static bool wait_more(const struct setup *setup, struct coll_async_backoff *backoff)
@@ -196,7 +203,8 @@ static bool wait_more(const struct setup *setup, struct coll_async_backoff *back
     return true;
 }
 
-/* Records why this rank falls back; returns rc. */
+/* Records why this rank fails; returns rc. Together: every rank meets it
+ * (coll_async_shm_failure). */
 static int fail(const struct setup *setup, bool speaker, int rc, const char *format, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -208,6 +216,7 @@ static int fail(const struct setup *setup, bool speaker, int rc, const char *for
     vsnprintf(setup->failure->why, sizeof(setup->failure->why), format, args);
     va_end(args);
     setup->failure->speaker = speaker;
+    setup->failure->together = false;
     return rc;
 }
 
@@ -255,14 +264,6 @@ static bool record_failure(struct segment_header *header, enum failure_cause cau
     }
 }
 
-/* Counts this rank as having seen a failure; whether it was the last to. */
-static bool acknowledge(struct segment_header *header)
-{
-    uint64_t state = __atomic_add_fetch(&header->state, 1, __ATOMIC_ACQ_REL);
-
-    return STATE_COUNT(state) == header->nranks;
-}
-
 /* " 2" or "s 2, 5, ...": the ranks not counted in, when this rank sees their
  * control lines; "s" when it does not. */
 static const char *missing_ranks(const struct coll_async_shm_segment *segment)
@@ -286,12 +287,14 @@ static const char *missing_ranks(const struct coll_async_shm_segment *segment)
     return list;
 }
 
-/* The report of a failed segment, from the cause in its header. */
+/* The report of a failed segment, from the cause in its header. The creator's
+ * own failure at creation, which every rank sees there before it attaches, is
+ * the one they all meet together. */
 static int report_failure(const struct setup *setup, const struct segment_header *header)
 {
     uint64_t why = __atomic_load_n(&header->cause, __ATOMIC_ACQUIRE);
-    int rank = (int) (why & 0xffff), error = (int) (why >> 16 & 0xffff);
-    bool creator = 0 == setup->segment->rank;
+    int rank = (int) (why & 0xffff), error = (int) (why >> 16 & 0xffff), rc;
+    bool creator = is_creator(setup->segment);
 
     switch ((enum failure_cause) (why >> 48)) {
     case CAUSE_TIMEOUT:
@@ -302,62 +305,18 @@ static int report_failure(const struct setup *setup, const struct segment_header
     case CAUSE_PARAMETERS:
         return fail(setup, creator, -EPROTO,
                     "local rank %d was given other values of coll_async_shm_slot_size or "
-                    "coll_async_shm_piece_size than local rank 0 (%zu and %zu): every rank "
-                    "must have the same", rank, (size_t) header->slot_size,
-                    (size_t) header->piece_size);
+                    "coll_async_shm_piece_size than local rank %d (%zu and %zu): every rank "
+                    "must have the same", rank, setup->segment->creator,
+                    (size_t) header->slot_size, (size_t) header->piece_size);
     case CAUSE_NO_SPACE:
-        return fail(setup, creator, -ENOSPC,
-                    "local rank %d could not allocate its part of the segment's %zu bytes in "
-                    SHM_DIRECTORY ": %s", rank, (size_t) header->length, strerror(error));
+        rc = fail(setup, creator, -ENOSPC,
+                  "local rank %d could not allocate its part of the segment's %zu bytes in "
+                  SHM_DIRECTORY ": %s", rank, (size_t) header->length, strerror(error));
+        setup->failure->together = rank == setup->segment->creator;
+        return rc;
     default:
         return fail(setup, creator, -EPROTO, "another rank could not attach");
     }
-}
-
-/* After FAILED: the creator waits, within its deadline, for every rank to
- * have seen it, so that none is left to find no file and wait for its
- * deadline; then the name goes. */
-static void wait_acknowledged(const struct setup *setup, struct segment_header *header)
-{
-    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
-
-    while (STATE_COUNT(__atomic_load_n(&header->state, __ATOMIC_ACQUIRE)) < header->nranks
-           && wait_more(setup, &backoff)) {
-    }
-}
-
-/* Every rank's last step: counted in, it waits until all are (0) or the segment
- * has failed, setting FAILED itself at its deadline. The rank that completes the
- * count unlinks the name: nobody is left to open it. */
-static int decide(const struct setup *setup, struct segment_header *header)
-{
-    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
-    uint64_t state = __atomic_add_fetch(&header->state, 1, __ATOMIC_ACQ_REL);
-    bool last = STATE_COUNT(state) == header->nranks;
-    int rc;
-
-    if (last && !(state & STATE_FAILED)) {
-        shm_unlink(setup->id->name);
-        return 0;
-    }
-    while (!(state & STATE_FAILED)) {
-        if (STATE_COUNT(state) == header->nranks) {
-            return 0;
-        }
-        if (!wait_more(setup, &backoff)
-            && record_failure(header, CAUSE_TIMEOUT, 0, setup->segment->rank, false)) {
-            break;
-        }
-        state = __atomic_load_n(&header->state, __ATOMIC_ACQUIRE);
-    }
-    rc = report_failure(setup, header);
-    if (0 == setup->segment->rank) {
-        wait_acknowledged(setup, header);
-    }
-    if (last || 0 == setup->segment->rank) {
-        shm_unlink(setup->id->name);
-    }
-    return rc;
 }
 
 static void fill_header(const struct setup *setup, struct segment_header *header)
@@ -370,13 +329,20 @@ static void fill_header(const struct setup *setup, struct segment_header *header
     header->token = header_token(setup->id, header);
 }
 
-/* This rank's pid and the address its neighbour's CMA probe reads, published
- * before it is counted in (the count's release carries them). */
-static void publish_self(struct coll_async_shm_segment *segment)
+/* This rank's pid, vote and the address the others' CMA probe reads, published
+ * before it is counted in (the count's release carries them). CMA needs ptrace
+ * rights over the peer (Yama may restrict them to ancestors): each rank allows
+ * all before it can be probed. */
+static void publish_self(const struct setup *setup)
 {
+    struct coll_async_shm_segment *segment = setup->segment;
     struct coll_async_shm_control *mine = &segment->control[segment->rank];
 
+    if (setup->try_cma) {
+        (void) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    }
     mine->address[0] = (uint64_t) (uintptr_t) &mine->pid;
+    mine->vote = setup->vote;
     mine->pid = getpid();
 }
 
@@ -391,7 +357,7 @@ static int reserve(const struct setup *setup, int fd)
 {
     const struct offsets *o = &setup->offsets;
     size_t mine = o->slots + (size_t) setup->segment->rank * 2 * setup->segment->slot_size;
-    int rc = 0 == setup->segment->rank ? posix_fallocate(fd, 0, (off_t) o->slots) : 0;
+    int rc = is_creator(setup->segment) ? posix_fallocate(fd, 0, (off_t) o->slots) : 0;
 
     return 0 != rc ? rc
                    : posix_fallocate(fd, (off_t) mine, (off_t) (2 * setup->segment->slot_size));
@@ -400,8 +366,8 @@ static int reserve(const struct setup *setup, int fd)
 /*
  * The creator has a file but not its segment (no space, no address space): it
  * says so in the header, on the page it reserved first, so that the other ranks
- * fall back at once, waits within its deadline for them to have read it, and
- * removes the file.
+ * see it as they come and all fall back together; the last of them to see it
+ * removes the file. It waits for nobody.
  */
 static int abandon(const struct setup *setup, int fd, int error, const char *what)
 {
@@ -409,17 +375,22 @@ static int abandon(const struct setup *setup, int fd, int error, const char *wha
     int rc = fail(setup, true, -error, "%s %zu bytes in " SHM_DIRECTORY ": %s", what,
                   setup->offsets.length, strerror(error));
 
+    setup->failure->together = true;
     header = mmap(NULL, HEADER_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (MAP_FAILED == header) {
+        /* The others find no file and fail at their deadline. */
+        setup->failure->together = false;
         shm_unlink(setup->id->name);
         return rc;
     }
     fill_header(setup, header);
-    header->cause = (uint64_t) CAUSE_NO_SPACE << 48 | (uint64_t) (error & 0xffff) << 16;
+    header->cause = (uint64_t) CAUSE_NO_SPACE << 48 | (uint64_t) (error & 0xffff) << 16
+                    | (uint64_t) setup->segment->creator;
     header->state = STATE_FAILED | 1;
     __atomic_store_n(&header->magic, SEGMENT_MAGIC, __ATOMIC_RELEASE);
-    wait_acknowledged(setup, header);
-    shm_unlink(setup->id->name);
+    if (1 == setup->segment->nranks) {
+        shm_unlink(setup->id->name);
+    }
     munmap(header, HEADER_PAGE);
     return rc;
 }
@@ -439,9 +410,12 @@ static int refuse_existing(const struct setup *setup)
                 path, found);
 }
 
+/* The creator: makes the file, vouches for its header, counts itself in and
+ * returns, waiting for nobody. */
 static int create(const struct setup *setup)
 {
     struct coll_async_shm_segment *segment = setup->segment;
+    struct segment_header *header;
     size_t length = setup->offsets.length;
     int fd = shm_open(setup->id->name, O_CREAT | O_EXCL | O_RDWR | O_NONBLOCK, 0600);
     int rc;
@@ -453,7 +427,7 @@ static int create(const struct setup *setup)
     }
     (void) fchmod(fd, 0600); /* the umask may have narrowed it; the others check it */
     /* The header's page first: with it, any later failure can be told to the
-     * others; without it, they fall back at their deadline. */
+     * others; without it, they fail at their deadline. */
     rc = posix_fallocate(fd, 0, HEADER_PAGE);
     if (0 != rc) {
         close(fd);
@@ -477,11 +451,16 @@ static int create(const struct setup *setup)
     close(fd);
     segment->length = length;
     place(segment, &setup->offsets);
-    fill_header(setup, segment->base); /* the rest reads zero, as a new file does */
-    publish_self(segment);
-    __atomic_store_n(&((struct segment_header *) segment->base)->magic, SEGMENT_MAGIC,
-                     __ATOMIC_RELEASE);
-    return decide(setup, segment->base);
+    header = segment->base;
+    fill_header(setup, header); /* the rest reads zero, as a new file does */
+    publish_self(setup);
+    header->cma = setup->try_cma ? 1 : CMA_DECLINED;
+    header->state = 1;
+    __atomic_store_n(&header->magic, SEGMENT_MAGIC, __ATOMIC_RELEASE);
+    if (1 == segment->nranks) {
+        shm_unlink(setup->id->name);
+    }
+    return 0;
 }
 
 /*
@@ -520,8 +499,9 @@ static int open_at_name(const struct setup *setup)
         }
         if (!wait_more(setup, &backoff)) {
             return fail(setup, false, -ETIMEDOUT,
-                        "local rank 0 did not create %s within %u ms "
-                        "(coll_async_shm_setup_timeout)", path, setup->timeout_ms);
+                        "local rank %d did not create %s within %u ms "
+                        "(coll_async_shm_setup_timeout)", setup->segment->creator, path,
+                        setup->timeout_ms);
         }
     }
 }
@@ -543,30 +523,57 @@ static int read_header(const struct setup *setup, int fd, struct segment_header 
             munmap(*header, HEADER_PAGE);
             *header = NULL;
             return fail(setup, false, -ETIMEDOUT,
-                        "local rank 0 did not finish " SHM_DIRECTORY "%s within %u ms "
-                        "(coll_async_shm_setup_timeout)", setup->id->name, setup->timeout_ms);
+                        "local rank %d did not finish " SHM_DIRECTORY "%s within %u ms "
+                        "(coll_async_shm_setup_timeout)", setup->segment->creator,
+                        setup->id->name, setup->timeout_ms);
         }
     }
     return 0;
 }
 
-/* This rank will not come in: it counts itself as having seen the failure,
- * and the last to see it unlinks the name. */
+/* Counts this rank in, as attached or as having seen the failure; the last to
+ * be counted removes the name: nobody is left to open it. The count's new value. */
+static uint64_t count_in(const struct setup *setup, struct segment_header *header)
+{
+    uint64_t state = __atomic_add_fetch(&header->state, 1, __ATOMIC_ACQ_REL);
+
+    if (STATE_COUNT(state) == header->nranks) {
+        shm_unlink(setup->id->name);
+    }
+    return state;
+}
+
+/* This rank will not come in: counted (now, or already by record_failure), it
+ * reports the failure. */
 static int leave_failed(const struct setup *setup, struct segment_header *header, bool counted)
 {
-    if (!counted && acknowledge(header)) {
-        shm_unlink(setup->id->name);
-    } else if (counted && STATE_COUNT(__atomic_load_n(&header->state, __ATOMIC_ACQUIRE))
-                              == header->nranks) {
+    if (!counted) {
+        (void) count_in(setup, header);
+    } else if (STATE_COUNT(__atomic_load_n(&header->state, __ATOMIC_ACQUIRE)) == header->nranks) {
         shm_unlink(setup->id->name);
     }
     return report_failure(setup, header);
 }
 
+/* Whether this rank reads the creator's memory through CMA: the probe of the
+ * pid the creator published at the address it published. */
+static bool probe_creator(const struct setup *setup)
+{
+    const struct coll_async_shm_segment *segment = setup->segment;
+    const struct coll_async_shm_control *creator = &segment->control[segment->creator];
+    int32_t probe = 0;
+
+    return setup->try_cma
+           && 0 == coll_async_shm_cma_read(segment, segment->creator, &probe,
+                                           creator->address[0], sizeof(probe))
+           && probe == creator->pid;
+}
+
 /*
  * An attaching rank: opens and checks the file, then either counts itself in
- * the creator's segment or, when it cannot use it, says so in the header (a
- * file the creator vouches for) or leaves it alone (one it does not).
+ * the creator's segment (its CMA vote first) or, when it cannot use it, says so
+ * in the header (a file the creator vouches for) or leaves it alone (one it does
+ * not). It waits for the creator alone.
  */
 static int join(const struct setup *setup)
 {
@@ -574,6 +581,7 @@ static int join(const struct setup *setup)
     struct segment_header *header, mine = {0};
     struct stat st;
     int fd = open_at_name(setup), rc;
+    uint64_t state;
 
     if (fd < 0) {
         return fd;
@@ -587,8 +595,8 @@ static int join(const struct setup *setup)
     if (SEGMENT_VERSION != header->version || header->token != header_token(setup->id, header)
         || header->nranks != (uint32_t) segment->nranks) {
         rc = fail(setup, false, -EPROTO,
-                  SHM_DIRECTORY "%s was not made by local rank 0 for this communicator: "
-                  "refused", setup->id->name);
+                  SHM_DIRECTORY "%s was not made by local rank %d for this communicator: "
+                  "refused", setup->id->name, segment->creator);
         goto out;
     }
     fill_header(setup, &mine);
@@ -614,7 +622,8 @@ static int join(const struct setup *setup)
                         : MAP_FAILED;
     if (MAP_FAILED == segment->base) {
         segment->base = NULL;
-        /* It will not come in: the others fall back now rather than at their deadline. */
+        /* It will not come in: the others fail at their first use rather than
+         * at their deadline. */
         (void) record_failure(header, CAUSE_NONE, 0, segment->rank, true);
         (void) leave_failed(setup, header, true);
         rc = fail(setup, true, -EIO, "could not map the %zu bytes of " SHM_DIRECTORY "%s",
@@ -623,50 +632,98 @@ static int join(const struct setup *setup)
     }
     segment->length = setup->offsets.length;
     place(segment, &setup->offsets);
-    publish_self(segment);
-    rc = decide(setup, segment->base);
+    publish_self(setup);
+    if (probe_creator(setup)) {
+        __atomic_add_fetch(&header->cma, 1, __ATOMIC_ACQ_REL);
+    } else {
+        __atomic_or_fetch(&header->cma, CMA_DECLINED, __ATOMIC_ACQ_REL);
+    }
+    state = count_in(setup, header);
+    rc = state & STATE_FAILED ? report_failure(setup, header) : 0;
 out:
     munmap(header, HEADER_PAGE);
     close(fd);
     return rc;
 }
 
-/*
- * CMA needs ptrace rights over the peer (Yama may restrict them to ancestors):
- * each rank allows all and reads its neighbour's pid field through CMA. As for
- * the segment, one word decides for all: counted when the probe worked,
- * declined when it did not, by a rank that does not try, or at a deadline.
- */
-static void agree_on_cma(const struct setup *setup, bool try_cma)
+int coll_async_shm_join(struct coll_async_shm_segment *segment,
+                        const struct coll_async_shm_identity *id, int nranks, int rank,
+                        int creator, int32_t vote, const struct coll_async_shm_config *config,
+                        struct coll_async_shm_failure *failure)
 {
-    struct coll_async_shm_segment *segment = setup->segment;
-    struct segment_header *header = segment->base;
-    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
-    int neighbour = (segment->rank + 1) % segment->nranks;
-    int32_t probe = 0;
-    uint64_t state;
+    struct setup setup = {.segment = segment, .id = id, .failure = failure, .vote = vote,
+                          .try_cma = config->try_cma, .timeout_ms = config->timeout_ms};
+    int rc;
 
-    if (!try_cma) {
-        __atomic_fetch_or(&header->cma, CMA_DECLINED, __ATOMIC_ACQ_REL);
-        segment->cma = false;
-        return;
+    memset(segment, 0, sizeof(*segment));
+    memset(failure, 0, sizeof(*failure));
+    segment->nranks = nranks;
+    segment->rank = rank;
+    segment->creator = creator;
+    segment->slot_size = config->slot_size;
+    segment->piece_size = config->piece_size;
+    segment->timeout_ms = config->timeout_ms;
+    segment->settled = 1;
+    memcpy(segment->name, id->name, sizeof(segment->name));
+    if (0 != compute_offsets(nranks, config->slot_size, &setup.offsets)) {
+        /* Every rank given these values finds the same. */
+        rc = fail(&setup, rank == creator, -EOVERFLOW,
+                  "%d ranks with %zu-byte slots make a segment larger than memory can address",
+                  nranks, config->slot_size);
+        failure->together = true;
+        return rc;
     }
-    (void) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-    if (0 == coll_async_shm_cma_read(segment, neighbour, &probe,
-                                     segment->control[neighbour].address[0], sizeof(probe))
-        && probe == segment->control[neighbour].pid) {
-        state = __atomic_add_fetch(&header->cma, 1, __ATOMIC_ACQ_REL);
-    } else {
-        state = __atomic_or_fetch(&header->cma, CMA_DECLINED, __ATOMIC_ACQ_REL);
+    setup.deadline_ns = coll_async_now_ns() + (uint64_t) config->timeout_ms * 1000000u;
+    rc = rank == creator ? create(&setup) : join(&setup);
+    if (0 != rc) {
+        coll_async_shm_detach(segment);
     }
-    while (!(state & CMA_DECLINED) && STATE_COUNT(state) < (uint64_t) segment->nranks) {
-        if (!wait_more(setup, &backoff)) {
-            __atomic_compare_exchange_n(&header->cma, &state, state | CMA_DECLINED, false,
-                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return rc;
+}
+
+int coll_async_shm_settle(struct coll_async_shm_segment *segment,
+                          struct coll_async_shm_failure *failure)
+{
+    struct segment_header *header = segment->base;
+    struct setup setup = {.segment = segment, .failure = failure,
+                          .timeout_ms = segment->timeout_ms};
+    uint64_t state, now;
+
+    if (segment->settled <= 0) {
+        return segment->settled;
+    }
+    state = __atomic_load_n(&header->state, __ATOMIC_ACQUIRE);
+    if (!(state & STATE_FAILED) && STATE_COUNT(state) < header->nranks) {
+        now = coll_async_now_ns();
+        if (0 == segment->settle_deadline_ns) {
+            segment->settle_deadline_ns = now + (uint64_t) segment->timeout_ms * 1000000u;
         }
-        state = __atomic_load_n(&header->cma, __ATOMIC_ACQUIRE);
+        if (now < segment->settle_deadline_ns
+            || !record_failure(header, CAUSE_TIMEOUT, 0, segment->rank, false)) {
+            return COLL_ASYNC_SHM_AGAIN; /* or all counted in meanwhile: the next call sees it */
+        }
+        /* Those missing will not come: nothing is left to open the name. */
+        shm_unlink(segment->name);
+        state |= STATE_FAILED;
     }
-    segment->cma = !(state & CMA_DECLINED);
+    if (state & STATE_FAILED) {
+        segment->settled = report_failure(&setup, header);
+        return segment->settled;
+    }
+    /* Every rank voted on CMA before it was counted in. */
+    segment->cma = !(__atomic_load_n(&header->cma, __ATOMIC_ACQUIRE) & CMA_DECLINED);
+    segment->settled = 0;
+    return 0;
+}
+
+bool coll_async_shm_all_voted(const struct coll_async_shm_segment *segment)
+{
+    for (int rank = 0; rank < segment->nranks; ++rank) {
+        if (0 == segment->control[rank].vote) {
+            return false;
+        }
+    }
+    return true;
 }
 
 int coll_async_shm_attach(struct coll_async_shm_segment *segment,
@@ -674,32 +731,17 @@ int coll_async_shm_attach(struct coll_async_shm_segment *segment,
                           const struct coll_async_shm_config *config,
                           struct coll_async_shm_failure *failure)
 {
-    struct setup setup = {.segment = segment, .id = id, .failure = failure,
-                          .timeout_ms = config->timeout_ms};
-    int rc;
+    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
+    int rc = coll_async_shm_join(segment, id, nranks, rank, 0, 1, config, failure);
 
-    memset(segment, 0, sizeof(*segment));
-    memset(failure, 0, sizeof(*failure));
-    segment->nranks = nranks;
-    segment->rank = rank;
-    segment->slot_size = config->slot_size;
-    segment->piece_size = config->piece_size;
-    if (0 != compute_offsets(nranks, config->slot_size, &setup.offsets)) {
-        /* Every rank given these values finds the same. */
-        return fail(&setup, 0 == rank, -EOVERFLOW,
-                    "%d ranks with %zu-byte slots make a segment larger than memory can address",
-                    nranks, config->slot_size);
+    while (0 == rc && COLL_ASYNC_SHM_AGAIN == coll_async_shm_settle(segment, failure)) {
+        coll_async_backoff_wait(&backoff);
     }
-    setup.deadline_ns = coll_async_now_ns() + (uint64_t) config->timeout_ms * 1000000u;
-    rc = 0 == rank ? create(&setup) : join(&setup);
+    rc = 0 == rc ? segment->settled : rc;
     if (0 != rc) {
         coll_async_shm_detach(segment);
-        return rc;
     }
-    /* A fresh deadline: the ranks have just met, none is late now. */
-    setup.deadline_ns = coll_async_now_ns() + (uint64_t) config->timeout_ms * 1000000u;
-    agree_on_cma(&setup, config->try_cma);
-    return 0;
+    return rc;
 }
 
 void coll_async_shm_detach(struct coll_async_shm_segment *segment)

@@ -10,12 +10,16 @@
 /*
  * coll/async: the shared-memory transport.
  *
- * One segment per (communicator, node), set up when the communicator is created:
- * its first local rank creates the file, every local rank attaches, and the last
- * to attach unlinks it. The segment holds, per local rank, a control line of
- * sequence flags and two data slots; plus a shared accumulator for the
- * sender-side reduction modes. Large data moves by single copy between the
- * ranks' own buffers through CMA (process_vm_readv/writev) when the kernel allows it.
+ * One segment per (communicator, node), set up in two halves so that creating a
+ * communicator never waits for a peer's progress: when the communicator is
+ * created, its creating rank makes the file and returns, and every other local
+ * rank attaches and returns, waiting for the creator alone (coll_async_shm_join);
+ * the last to attach unlinks the file. Whether all did is settled at the first
+ * collective, without blocking (coll_async_shm_settle). The segment holds, per
+ * local rank, a control line of sequence flags and two data slots; plus a shared
+ * accumulator for the sender-side reduction modes. Large data moves by single
+ * copy between the ranks' own buffers through CMA (process_vm_readv/writev) when
+ * the kernel allows it.
  *
  * Set-up trusts nothing it finds in /dev/shm, which every user can write to. The
  * name is a MAC of the communicator under the creating rank's secret key
@@ -23,7 +27,7 @@
  * can take it first; every rank checks the file's type, owner, mode and size, and a
  * header the creator vouches for with a MAC of every layout parameter. Every wait
  * has a deadline, and the ranks reach one decision through one atomic word in the
- * header, exchanging no message: all use the segment, or all fall back.
+ * header, exchanging no message: all use the segment, or all fail alike.
  *
  * Flags only grow: a rank publishes "I reached phase F of collective s" by storing
  * s, and the others wait until every rank's flag is at least s. No reset, no
@@ -60,7 +64,7 @@ struct coll_async_shm_control {
     volatile uint64_t written;
     volatile uint64_t address[2]; /* CMA tokens: the owner's buffers for this collective */
     volatile int32_t pid;
-    volatile int32_t cma_ok; /* 1: could read its neighbour with CMA; -1: could not */
+    volatile int32_t vote; /* the caller's, given at join (coll_async_shm_all_voted) */
 } __attribute__((aligned(COLL_ASYNC_SHM_LINE)));
 
 /* The sender-side reduction target, one per slot parity. */
@@ -71,8 +75,12 @@ struct coll_async_shm_accumulator {
 
 #define COLL_ASYNC_SHM_MAX_RANKS 4096
 
+/* "/coll_async-" and 16 hex digits. */
+#define COLL_ASYNC_SHM_NAME_MAX 32
+
 struct coll_async_shm_segment {
     int nranks, rank; /* local to the communicator, which lies in one node */
+    int creator;      /* the local rank that creates the file */
     size_t slot_size;
     size_t piece_size; /* a slot is written and announced this many bytes at a time */
     bool cma;         /* every rank can read every other with CMA */
@@ -82,10 +90,12 @@ struct coll_async_shm_segment {
     struct coll_async_shm_accumulator *accumulator; /* [2] */
     char *accumulator_data;                         /* [2][slot_size] */
     char *slots;                                    /* [nranks][2][slot_size] */
+    /* Settling: 1 while not yet, then 0 (in use) or the error, for good. */
+    int settled;
+    unsigned timeout_ms;
+    uint64_t settle_deadline_ns; /* from the first coll_async_shm_settle() */
+    char name[COLL_ASYNC_SHM_NAME_MAX]; /* the identity's, for the unlink of a failure */
 };
-
-/* "/coll_async-" and 16 hex digits. */
-#define COLL_ASYNC_SHM_NAME_MAX 32
 
 /*
  * Who a segment belongs to: the creating rank's key, and a digest of the
@@ -123,15 +133,52 @@ struct coll_async_shm_failure {
      * rank only for a cause that it alone met (the others learn the outcome,
      * not why). */
     bool speaker;
+    /* From coll_async_shm_join: every local rank meets this failure there (the
+     * creator's own, which all see before they attach), so all can do without
+     * the segment from the start. Otherwise the ranks that did attach fail at
+     * coll_async_shm_settle(), alike. */
+    bool together;
 };
 
+/* What coll_async_shm_settle returns while the outcome is open. */
+#define COLL_ASYNC_SHM_AGAIN 1
+
 /*
- * Creates (rank 0) or attaches the segment of id and waits, within config's
- * deadline, until every one of the nranks local ranks has attached. Collective:
- * every rank returns 0 (all use the segment), or every rank returns an error
- * (-EEXIST, -ENOSPC, -ETIMEDOUT, -EOVERFLOW, -EPROTO...) with failure filled in,
- * never some of each, whatever the others find, however late they come, or when
- * one dies; a rank that never comes makes the others fail at their deadline.
+ * The first half of the set-up, when the communicator is created: the creator
+ * (local rank creator) makes the segment of id and returns at once; every other
+ * rank waits, within config's deadline, for the creator's file and header
+ * alone, attaches and returns. None waits for a rank other than the creator, so
+ * that concurrent creations whose creators are chosen in one order (the lowest
+ * process first) cannot wait on each other. Before it is counted in, each rank
+ * publishes vote (nonzero: yes) and its CMA probe of the creator. 0: attached,
+ * the outcome settled by coll_async_shm_settle(); or an error (-EEXIST, -ENOSPC,
+ * -ETIMEDOUT, -EOVERFLOW, -EPROTO...) with failure filled in, and then
+ * failure->together says whether every rank fails here too.
+ */
+int coll_async_shm_join(struct coll_async_shm_segment *segment,
+                        const struct coll_async_shm_identity *id, int nranks, int rank,
+                        int creator, int32_t vote, const struct coll_async_shm_config *config,
+                        struct coll_async_shm_failure *failure);
+
+/*
+ * The second half, at first use, without blocking: COLL_ASYNC_SHM_AGAIN while
+ * ranks have yet to attach (each of the nranks is in the communicator's creation
+ * already, so only its join is awaited, within the deadline counted from the
+ * first call); then, for good, 0 when every rank attached (and segment->cma says
+ * whether all can use CMA) or, for every rank alike, an error with failure
+ * filled in, when one did not or could not.
+ */
+int coll_async_shm_settle(struct coll_async_shm_segment *segment,
+                          struct coll_async_shm_failure *failure);
+
+/* Once settled: whether every rank voted yes at its join. */
+bool coll_async_shm_all_voted(const struct coll_async_shm_segment *segment);
+
+/*
+ * Both halves, blocking, local rank 0 the creator: every rank returns 0 (all use
+ * the segment), or every rank returns an error with failure filled in, never
+ * some of each, whatever the others find, however late they come, or when one
+ * dies; a rank that never comes makes the others fail at their deadline.
  */
 int coll_async_shm_attach(struct coll_async_shm_segment *segment,
                           const struct coll_async_shm_identity *id, int nranks, int rank,
