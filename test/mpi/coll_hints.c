@@ -22,6 +22,7 @@
  *   mpirun -np 4 --mca coll_async_virtual_nodes 2 coll_hints between [--forced ALG]
  *   mpirun -np 2 coll_hints inside
  *   mpirun -np 4 --mca coll_async_virtual_numa 2 coll_hints numa
+ *   mpirun -np 2 --mca coll async coll_hints refused
  *
  * between: each leaders' algorithm of allreduce, bcast and allgather; a bad value
  * and an unknown key (ignored: the world's algorithm runs); delegate; a schedule
@@ -33,6 +34,8 @@
  * only where CMA works, coll_async_shm_cma 1: auto takes it for large messages on
  * the world).
  * numa: flat on a communicator turns the world's NUMA stages off, numa on.
+ * refused: with nothing below coll/async, the hint delegate cannot be honoured:
+ * the communicator is created all the same and its allreduce runs natively.
  *
  * Rank 0 prints "coll_hints MODE: N checks, F failures"; the exit status is
  * non-zero on any failure.
@@ -518,6 +521,19 @@ static void numa(void)
     MPI_Comm_free(&staged);
 }
 
+/* With nothing below the component, delegate is refused (said in a help
+ * message) instead of failing the communicator's creation. */
+static void refused(void)
+{
+    MPI_Comm comm = dup_with("coll_async_allreduce_algorithm", "delegate");
+    struct moved m = measure(comm, ALLREDUCE, SMALL, "dup with delegate, nothing below");
+
+    CHECK(0 == m.by[C_DELEGATED] + m.by[C_IDELEGATED] && 0 != strcmp("none", ran_shm(&m)),
+          "delegate with nothing below: %llu calls delegated, inside the node %s",
+          m.by[C_DELEGATED] + m.by[C_IDELEGATED], ran_shm(&m));
+    MPI_Comm_free(&comm);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -533,9 +549,12 @@ int main(int argc, char **argv)
         inside();
     } else if (0 == strcmp("numa", mode)) {
         numa();
+    } else if (0 == strcmp("refused", mode)) {
+        refused();
     } else {
         if (0 == world_rank) {
-            fprintf(stderr, "usage: coll_hints between [--forced ALG] | inside | numa\n");
+            fprintf(stderr, "usage: coll_hints between [--forced ALG] | inside | numa | "
+                    "refused\n");
         }
         MPI_Finalize();
         return 2;

@@ -121,6 +121,10 @@ typedef struct mca_coll_async_module_t {
      * first call that needs it (mca_coll_async_module_peers). */
     struct coll_async_peers *peers;
     struct coll_async_peers own_peers;
+    /* MPIX_Comm_agree and _iagree (coll_async_agree.c): their order and their
+     * tags, apart from the communicator's collectives; peers made at the first. */
+    struct coll_async_stream agree_stream;
+    struct coll_async_peers agree_peers;
 } mca_coll_async_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_async_module_t);
@@ -137,6 +141,7 @@ void mca_coll_async_params_fini(mca_coll_async_component_t *component);
 extern volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
 extern volatile int64_t mca_coll_async_reduce_local_calls; /* always native */
 extern volatile int64_t mca_coll_async_numa_calls; /* run in NUMA stages */
+extern volatile int64_t mca_coll_async_agree_calls; /* agreements run by coll/async */
 /* Stages between nodes this process led, by the leaders' algorithm that ran. */
 extern volatile int64_t mca_coll_async_between_calls[COLL_ASYNC_NUM_ALGS];
 int mca_coll_async_pvars_register(const mca_base_component_t *component);
@@ -186,6 +191,12 @@ int mca_coll_async_segment_settle(struct coll_async_channel *channel,
 struct coll_async_hier *mca_coll_async_hier_open(struct ompi_communicator_t *comm,
                                                 const struct coll_async_config *config);
 void mca_coll_async_hier_close(struct coll_async_hier *hier);
+
+/* coll_async_agree.c: MPIX_Comm_agree (request NULL) and MPIX_Comm_iagree, flag
+ * folded with op over comm in an order of their own. */
+int mca_coll_async_agree(void *flag, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                         ompi_request_t **request, mca_coll_async_module_t *module);
 
 /* coll_async_settle.c: installs the settling of module's channels before the
  * first op of comm, where it has channels. */

@@ -22,6 +22,7 @@
 #include "ompi/op/op.h"
 
 #include "coll_async.h"
+#include "coll_async_handoff.h"
 #include "coll_async_native.h"
 #include "coll_async_reduction.h"
 
@@ -56,6 +57,7 @@ static int not_provided(const char *name, struct ompi_communicator_t *comm)
  * delegate_call's. */
 #define ROUTE(coll, native_call, delegate_call)                                 \
     do {                                                                        \
+        COLL_ASYNC_TAKEN_OVER(module);                                          \
         if (COLL_ASYNC_PATH_NATIVE == ASYNC(module)->path[coll]) {              \
             count_call(coll, COLL_ASYNC_PATH_NATIVE);                           \
             return (native_call);                                               \
@@ -437,21 +439,15 @@ static int async_reduce_local(const void *inbuf, void *inoutbuf, int count,
 }
 
 #if OMPI_MAJOR_VERSION >= 5
-/*
- * MPIX_Comm_agree and MPIX_Comm_iagree (ULFM, Open MPI 5): flag folded with op
- * (a bitwise AND) over the communicator, as this module's allreduce in place, so
- * that a job with coll/async alone, where nothing else provides them, can call
- * them. Without failures that is the agreement; it is not fault tolerant: where a
- * process has failed it returns that collective's error. coll/ftagree's own,
- * where selected too, is kept (coll_async_module.c).
- */
+/* MPIX_Comm_agree and MPIX_Comm_iagree (ULFM, Open MPI 5): coll_async_agree.c.
+ * coll/ftagree's own, where selected too, is kept (coll_async_module.c). */
 static int async_agree(void *contrib, int count, struct ompi_datatype_t *dtype,
                        struct ompi_op_t *op, struct ompi_group_t **failed, bool update_failed,
                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     (void) failed;
     (void) update_failed;
-    return async_allreduce(MPI_IN_PLACE, contrib, count, dtype, op, comm, module);
+    return mca_coll_async_agree(contrib, count, dtype, op, comm, NULL, ASYNC(module));
 }
 
 static int async_iagree(void *contrib, int count, struct ompi_datatype_t *dtype,
@@ -461,7 +457,7 @@ static int async_iagree(void *contrib, int count, struct ompi_datatype_t *dtype,
 {
     (void) failed;
     (void) update_failed;
-    return async_iallreduce(MPI_IN_PLACE, contrib, count, dtype, op, comm, request, module);
+    return mca_coll_async_agree(contrib, count, dtype, op, comm, request, ASYNC(module));
 }
 #endif
 

@@ -37,6 +37,7 @@
 
 #include "coll_async_backoff.h"
 #include "coll_async_engine.h"
+#include "coll_async_handoff.h"
 #include "transport/coll_async_clock.h"
 
 /* Ask the application for its Open MPI progress every this many waiting rounds. */
@@ -53,7 +54,7 @@ static struct {
     struct coll_async_engine_watch watch;  /* a transport the driver polls */
     int wake_fd;                           /* eventfd that wakes a poll() */
     volatile int32_t in_flight;            /* posted, not finished */
-    volatile bool stop;
+    bool stop; /* atomic */
     volatile int32_t driving;              /* 1 while a thread runs the streams */
     volatile uint64_t helped;              /* application threads' calls to help */
     struct coll_async_stream *ready;       /* streams with ops, the driver only */
@@ -177,9 +178,13 @@ int coll_async_engine_run(struct coll_async_op *op, void (*progress)(void))
 
     /* MPI orders the collectives of a communicator: those posted before go first. */
     coll_async_stream_drain(op->stream, progress);
+    COLL_ASYNC_TAKEN_OVER(op->stream);
     while (COLL_ASYNC_AGAIN == (rc = step(op))) {
         wait_round(&backoff, &rounds, progress);
     }
+    /* The communicator's next collective may be started by another thread, after
+     * Open MPI's own synchronization with this one. */
+    COLL_ASYNC_HANDED_OVER(op->stream);
     return rc;
 }
 
@@ -390,7 +395,7 @@ static bool sleep_until_posted(const struct timespec *timeout)
     __atomic_store_n(&engine.sleeping, watched ? SLEEP_IN_POLL : SLEEP_ON_FUTEX,
                      __ATOMIC_SEQ_CST);
     if ((NULL != timeout || 0 == __atomic_load_n(&engine.in_flight, __ATOMIC_SEQ_CST))
-        && !engine.stop) {
+        && !__atomic_load_n(&engine.stop, __ATOMIC_ACQUIRE)) {
         if (!watched) {
             futex(&engine.wake, FUTEX_WAIT_PRIVATE, seen, timeout);
         } else if (seen == __atomic_load_n(&engine.wake, __ATOMIC_SEQ_CST)) {
@@ -500,7 +505,8 @@ static bool await_post(const struct thread_wait *wait)
     }
     do {
         for (int i = 0; i < 64; ++i) {
-            if (0 != __atomic_load_n(&engine.in_flight, __ATOMIC_ACQUIRE) || engine.stop) {
+            if (0 != __atomic_load_n(&engine.in_flight, __ATOMIC_ACQUIRE)
+                || __atomic_load_n(&engine.stop, __ATOMIC_ACQUIRE)) {
                 return true;
             }
             coll_async_cpu_relax();
@@ -539,7 +545,7 @@ static void *progress_thread(void *unused)
             wait_for_work(&wait);
         } else if (progressed || moved) {
             thread_wait_reset(&wait);
-        } else if (engine.stop) {
+        } else if (__atomic_load_n(&engine.stop, __ATOMIC_ACQUIRE)) {
             return NULL;
         } else if (!await_post(&wait)) {
             sleep_until_posted(NULL);
@@ -557,7 +563,7 @@ static int start_once(void)
     }
     pthread_mutex_lock(&engine.start_lock);
     if (!engine.started) {
-        engine.stop = false;
+        __atomic_store_n(&engine.stop, false, __ATOMIC_RELEASE);
         if (0 != sched_getaffinity(0, sizeof(engine.creator_cpus), &engine.creator_cpus)) {
             CPU_ZERO(&engine.creator_cpus);
         }
@@ -593,6 +599,7 @@ int coll_async_engine_post(struct coll_async_op *op)
     if (0 != rc) {
         return rc;
     }
+    COLL_ASYNC_TAKEN_OVER(op->stream);
     __atomic_add_fetch(&op->stream->posted, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&engine.in_flight, 1, __ATOMIC_SEQ_CST);
     head = __atomic_load_n(&engine.posted, __ATOMIC_RELAXED);
@@ -607,7 +614,7 @@ int coll_async_engine_post(struct coll_async_op *op)
 void coll_async_engine_fini(void)
 {
     if (engine.started) {
-        engine.stop = true;
+        __atomic_store_n(&engine.stop, true, __ATOMIC_RELEASE);
         wake();
         pthread_join(engine.thread, NULL);
         engine.started = false;

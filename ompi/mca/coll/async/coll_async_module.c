@@ -27,6 +27,7 @@
 #include "opal/util/output.h"
 
 #include "coll_async.h"
+#include "coll_async_handoff.h"
 #include "coll_async_network.h"
 #include "coll_async_numa.h"
 
@@ -41,6 +42,8 @@ static void module_construct(mca_coll_async_module_t *module)
     module->peers = NULL;
     memset(&module->own_peers, 0, sizeof(module->own_peers));
     coll_async_stream_init(&module->stream);
+    coll_async_stream_init(&module->agree_stream);
+    memset(&module->agree_peers, 0, sizeof(module->agree_peers));
     memset(&module->settle_failure, 0, sizeof(module->settle_failure));
     module->settle_comm = NULL;
     module->settle_reported = false;
@@ -50,10 +53,13 @@ static void module_construct(mca_coll_async_module_t *module)
  * they complete normally, so the channel stays until the engine is done with it. */
 static void module_destruct(mca_coll_async_module_t *module)
 {
+    COLL_ASYNC_TAKEN_OVER(module);
     if (!module->has_channel && NULL == module->hier && NULL == module->peers) {
         return;
     }
     coll_async_stream_drain(&module->stream, NULL);
+    coll_async_stream_drain(&module->agree_stream, NULL);
+    coll_async_peers_free(&module->agree_peers);
     coll_async_peers_free(&module->own_peers);
     mca_coll_async_numa_close(module->numa);
     if (module->has_channel) {
@@ -166,6 +172,29 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
                         "slots written in %zu-byte pieces",
                         comm->c_name, coll_async_comm_cid(comm), ompi_comm_size(comm),
                         ompi_comm_rank(comm), config->channel.slot_size, config->channel.piece_size);
+}
+
+/* A family forced to delegate (by an MCA value or a hint) where no component
+ * below provides one of its forms cannot be honoured: said once, and the family
+ * runs as auto instead of the communicator's creation failing. On an
+ * intercommunicator the call itself says so (coll_async_dispatch.c). */
+static void refuse_impossible_delegation(mca_coll_async_module_t *module,
+                                         struct ompi_communicator_t *comm)
+{
+    for (int family = 0; family < COLL_ASYNC_NUM_FAMILIES && !OMPI_COMM_IS_INTER(comm);
+         ++family) {
+        bool below = true;
+
+        for (int form = 0; form < COLL_ASYNC_NUM_FORMS; ++form) {
+            below = below && NULL != below_module(&module->below,
+                                                  COLL_ASYNC_NUM_FORMS * family + form);
+        }
+        if (COLL_ASYNC_ALG_DELEGATE == module->algorithm[family] && !below) {
+            mca_coll_async_show_help(0 == ompi_comm_rank(comm), "delegate refused",
+                                     coll_async_family_name(family), comm->c_name);
+            module->algorithm[family] = COLL_ASYNC_ALG_AUTO;
+        }
+    }
 }
 
 static int choose_path(mca_coll_async_module_t *module, enum coll_async_coll coll,
@@ -288,12 +317,11 @@ void mca_coll_async_module_report_settled(mca_coll_async_module_t *module,
                                                    : NULL;
     bool cma;
 
-    if (NULL == channel || module->settle_reported
-        || NULL != __atomic_load_n(&module->stream.settle, __ATOMIC_ACQUIRE)) {
-        return;
-    }
-    module->settle_reported = true;
-    if (coll_async_channel_failed(channel)) {
+    /* Open MPI itself may start a communicator's collectives from any thread that
+     * runs its progress engine (a constructor's context-id agreement). */
+    if (NULL == channel || NULL != __atomic_load_n(&module->stream.settle, __ATOMIC_ACQUIRE)
+        || __atomic_exchange_n(&module->settle_reported, true, __ATOMIC_ACQ_REL)
+        || coll_async_channel_failed(channel)) {
         return;
     }
     cma = coll_async_channel_single_copy(channel);
@@ -371,14 +399,17 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     module->below = *comm->c_coll;
 #if OPAL_ENABLE_FT_MPI
     if (ompi_ftmpi_enabled) {
-        module->stream.abandoned = comm_failed;
-        module->stream.owner = comm;
+        module->stream.abandoned = module->agree_stream.abandoned = comm_failed;
+        module->stream.owner = module->agree_stream.owner = comm;
     }
 #endif
 #if OMPI_MAJOR_VERSION >= 5
     /* A fault-tolerant agreement selected below (coll/ftagree) stays: this
-     * module's is only for where there is none. */
-    if (NULL != module->below.coll_agree) {
+     * module's is for where there is none. coll/basic's, which Open MPI selects
+     * without ULFM, runs as this module's iallreduce, in the communicator's
+     * order, where this one keeps an order of its own (coll_async_agree.c). */
+    if (NULL != module->below.coll_agree
+        && 0 == strcmp("ftagree", component_of(comm, module->below.coll_agree_module))) {
         module->super.coll_agree = NULL;
         module->super.coll_iagree = NULL;
     }
@@ -392,6 +423,7 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     mca_coll_async_node_report(comm);
     memcpy(module->algorithm, mca_coll_async_component.algorithm, sizeof(module->algorithm));
     mca_coll_async_hints_read(comm, module->algorithm);
+    refuse_impossible_delegation(module, comm);
     if (OMPI_COMM_IS_INTER(comm)) {
         /* The remote group's ranks, over the mapper; the local group needs no
          * channel of its own (coll_async_intercomm.c). */
@@ -411,6 +443,7 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     report_paths(module, comm);
     report_fallbacks(module, comm);
     mca_coll_async_settle_install(module, comm);
+    COLL_ASYNC_HANDED_OVER(module);
     return OMPI_SUCCESS;
 }
 

@@ -70,7 +70,7 @@ int coll_async_native_run(const struct coll_async_call *call, struct coll_async_
     mca_coll_async_module_report_settled(call->module, call->comm);
     op->channel = &call->module->channel;
     op->algorithm = call->module->algorithm;
-    op->base.stream = &call->module->stream;
+    op->base.stream = NULL != call->stream ? call->stream : &call->module->stream;
     switch (coll_async_form_of(call->coll)) {
     case COLL_ASYNC_BLOCKING:
         rc = driven ? coll_async_engine_run_driven(&op->base, progress)
@@ -86,11 +86,11 @@ int coll_async_native_run(const struct coll_async_call *call, struct coll_async_
     }
 }
 
-/* Across nodes a blocking op runs as the engine's driver runs it, the only
- * thread that may touch the network. */
+/* Across nodes, or over the mapper, a blocking op runs as the engine's driver
+ * runs it, the only thread that may touch the network. */
 static int execute(const struct coll_async_call *call, struct coll_async_sched *op)
 {
-    return coll_async_native_run(call, op, spans_nodes(call));
+    return coll_async_native_run(call, op, spans_nodes(call) || NULL != call->peers);
 }
 
 /* Whether every rank's blocks have one size, known to all (coll_async_exchange.h):
@@ -121,11 +121,14 @@ static int execute_plan(const struct coll_async_call *call, struct coll_async_ex
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     plan->uniform = uniform(coll_async_family_of(call->coll));
-    if (spans_nodes(call)) {
-        /* Across nodes every block is a transfer over the mapper. */
+    if (spans_nodes(call) || NULL != call->peers) {
+        /* Across nodes (and for an agreement) every block is a transfer over the
+         * mapper. */
         work.base.begin = coll_async_pairs_begin;
         work.base.free_plan = coll_async_pairs_free;
-        work.base.plan = coll_async_pairs_new(plan, &call->module->hier->peers,
+        work.base.plan = coll_async_pairs_new(plan,
+                                              NULL != call->peers ? call->peers
+                                                                  : &call->module->hier->peers,
                                               call->comm->c_name, rank_of(call));
         if (NULL == work.base.plan) {
             return OMPI_ERR_OUT_OF_RESOURCE;
@@ -234,6 +237,14 @@ static int fold_inputs(const struct coll_async_call *call, const void *sbuf, voi
         }
     }
     return execute_plan(call, plan);
+}
+
+int coll_async_native_agree(const struct coll_async_call *call, void *buf, int count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    int last = size_of(call) - 1;
+
+    return fold_inputs(call, MPI_IN_PLACE, buf, count, dtype, op, true, 0, last, 0, last);
 }
 
 int coll_async_native_reduce(const struct coll_async_call *call, const void *sbuf, void *rbuf,

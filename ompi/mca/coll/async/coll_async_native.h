@@ -38,8 +38,17 @@ struct coll_async_call {
     struct ompi_communicator_t *comm;
     enum coll_async_coll coll;
     ompi_request_t **request; /* NULL when blocking */
+    /* An agreement's (coll_async_agree.c): its own order of ops and its own
+     * tags over the mapper, apart from the communicator's collectives. NULL:
+     * the communicator's. */
+    struct coll_async_stream *stream;
+    struct coll_async_peers *peers;
 };
 
+/* buf folded with op over every rank, in rank order, as an exchange over the
+ * mapper with call's peers, on call's stream (an agreement). */
+int coll_async_native_agree(const struct coll_async_call *call, void *buf, int count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op);
 /* root < 0: allreduce. */
 int coll_async_native_reduce(const struct coll_async_call *call, const void *sbuf, void *rbuf,
                              int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,

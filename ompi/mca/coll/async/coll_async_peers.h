@@ -68,6 +68,10 @@ static inline void coll_async_peers_free(struct coll_async_peers *peers)
  * COLL_ASYNC_INTERNODE_TAG_STEPS steps each). */
 #define COLL_ASYNC_PEERS_PAIR_TAG (UINT64_C(1) << 39)
 
+/* An agreement's pairs (coll_async_agree.c) count apart from the communicator's
+ * and take the upper half of its pair tags: tag_base carries this bit. */
+#define COLL_ASYNC_PEERS_AGREEMENT_TAG (UINT64_C(1) << 38)
+
 /* The tag of the next block this rank sends to rank (receiving: receives from
  * it). */
 static inline uint64_t coll_async_peers_pair_tag(struct coll_async_peers *peers, int rank,

@@ -29,6 +29,7 @@
 volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
 volatile int64_t mca_coll_async_reduce_local_calls;
 volatile int64_t mca_coll_async_numa_calls;
+volatile int64_t mca_coll_async_agree_calls;
 volatile int64_t mca_coll_async_between_calls[COLL_ASYNC_NUM_ALGS];
 
 static int register_counter(const mca_base_component_t *component, const char *name,
@@ -80,6 +81,14 @@ int mca_coll_async_pvars_register(const mca_base_component_t *component)
                           "Number of collective calls in this process that coll/async ran in "
                           "NUMA stages (inside each domain, between the domains' leaders)",
                           &mca_coll_async_numa_calls);
+    if (rc < 0) {
+        return rc;
+    }
+    rc = register_counter(component, "agree_native",
+                          "Number of MPIX_Comm_agree and MPIX_Comm_iagree calls in this process "
+                          "that coll/async ran itself, in an order apart from the "
+                          "communicator's collectives (Open MPI 5 and later)",
+                          &mca_coll_async_agree_calls);
     if (rc < 0) {
         return rc;
     }

@@ -19,6 +19,7 @@
 #include "opal/runtime/opal_progress.h"
 
 #include "coll_async.h"
+#include "coll_async_handoff.h"
 #include "coll_async_request.h"
 
 #define RELEASE_COMPLETED 1
@@ -42,7 +43,8 @@ static void give_back(mca_coll_async_request_t *request)
     coll_async_op_free_plan(request->base.super.req_persistent ? &request->persistent.base
                                                                : &request->op.base);
     OMPI_REQUEST_FINI(&request->base.super);
-    opal_free_list_return(&requests, &request->base.super.super);
+    COLL_ASYNC_HANDED_OVER(request); /* to the next taker of Open MPI's free list */
+    COLL_ASYNC_IN_OMPI(opal_free_list_return(&requests, &request->base.super.super));
 }
 
 /* The request goes back to the list when both the completion and the user's free
@@ -60,6 +62,7 @@ static int request_free(ompi_request_t **request)
 {
     mca_coll_async_request_t *req = (mca_coll_async_request_t *) *request;
 
+    COLL_ASYNC_TAKEN_OVER(req); /* from the completing thread, through MPI_Wait */
     if (req->base.super.req_persistent) {
         if (!REQUEST_COMPLETE(&req->base.super)) {
             return MPI_ERR_REQUEST;
@@ -78,7 +81,8 @@ static void complete(mca_coll_async_request_t *request)
     /* Once complete, a persistent request may be started again at once. */
     bool persistent = request->base.super.req_persistent;
 
-    ompi_request_complete(&request->base.super, true);
+    COLL_ASYNC_HANDED_OVER(request); /* to the thread MPI_Wait or MPI_Test returns in */
+    COLL_ASYNC_IN_OMPI(ompi_request_complete(&request->base.super, true));
     if (!persistent) {
         drop(request, RELEASE_COMPLETED);
     }
@@ -164,12 +168,13 @@ void mca_coll_async_requests_fini(void)
 
 static mca_coll_async_request_t *new_request(struct ompi_communicator_t *comm, bool persistent)
 {
-    mca_coll_async_request_t *request =
-        (mca_coll_async_request_t *) opal_free_list_get(&requests);
+    mca_coll_async_request_t *request;
 
+    COLL_ASYNC_IN_OMPI(request = (mca_coll_async_request_t *) opal_free_list_get(&requests));
     if (NULL == request) {
         return NULL;
     }
+    COLL_ASYNC_TAKEN_OVER(request);
     OMPI_REQUEST_INIT(&request->base.super, persistent);
     request->base.super.req_mpi_object.comm = comm;
     request->base.super.req_status.MPI_ERROR = MPI_SUCCESS;
@@ -207,6 +212,7 @@ static int request_start(size_t count, ompi_request_t **requests)
     for (size_t i = 0; i < count; ++i) {
         mca_coll_async_request_t *req = (mca_coll_async_request_t *) requests[i];
 
+        COLL_ASYNC_TAKEN_OVER(req); /* from the thread that completed its last start */
         req->op = req->persistent;
         req->base.super.req_status.MPI_ERROR = MPI_SUCCESS;
         req->base.super.req_complete = REQUEST_PENDING;
