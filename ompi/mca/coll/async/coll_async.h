@@ -163,6 +163,15 @@ int mca_coll_async_node_topology_init(const struct coll_async_config *config);
 void mca_coll_async_node_topology_fini(void);
 void mca_coll_async_node_report(struct ompi_communicator_t *comm);
 
+/* Which of a communicator's segments one is: they may have the same members (a
+ * node's two ranks are also its NUMA leaders) and live at once. */
+enum coll_async_segment_role {
+    COLL_ASYNC_SEGMENT_COMM = 'c',         /* the communicator's, on one node */
+    COLL_ASYNC_SEGMENT_NODE = 'n',         /* one node's ranks of one spanning nodes */
+    COLL_ASYNC_SEGMENT_NUMA_DOMAIN = 'd',  /* one NUMA domain's ranks */
+    COLL_ASYNC_SEGMENT_NUMA_LEADERS = 'l', /* the domains' leaders */
+};
+
 /* coll_async_segment.c: this rank's half of the set-up of channel over the count
  * ranks of comm on this node (ranks: their ranks in comm, ascending; NULL: all of
  * comm's), this process being the one at index; the one with the lowest process
@@ -171,12 +180,11 @@ void mca_coll_async_node_report(struct ompi_communicator_t *comm);
  * first use (mca_coll_async_segment_settle), which fails for every rank alike
  * where one could not attach (this one too: coll_async_channel_failed()); or an
  * error after the failure was reported (a help message from one rank, a verbose
- * line), which every rank meets, and all fall back. node_part: the segment of
- * one node's ranks of a communicator spanning nodes. */
+ * line), which every rank meets, and all fall back. */
 int mca_coll_async_segment_open(struct coll_async_channel *channel,
                                 const struct coll_async_channel_config *config,
                                 struct ompi_communicator_t *comm, const int *ranks, int count,
-                                int index, bool node_part, bool vote);
+                                int index, enum coll_async_segment_role role, bool vote);
 /* Without blocking, from any thread that steps the communicator's ops:
  * COLL_ASYNC_SHM_AGAIN until every rank of the channel has attached; then 0, or
  * for good the error every rank gets alike, recorded in said for the thread that

@@ -219,7 +219,7 @@ static int open_local(struct coll_async_hier *hier, struct ompi_communicator_t *
     hier->numa = mca_coll_async_numa_open(comm, ranks, count, hier->local_rank, config);
     if (OMPI_SUCCESS
         != mca_coll_async_segment_open(&hier->local, &config->channel, comm, ranks, count,
-                                       hier->local_rank, true,
+                                       hier->local_rank, COLL_ASYNC_SEGMENT_NODE,
                                        NULL != hier->numa && hier->numa->opened)) {
         mca_coll_async_numa_close(hier->numa);
         hier->numa = NULL;

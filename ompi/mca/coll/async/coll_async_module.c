@@ -160,7 +160,7 @@ static void open_channel(mca_coll_async_module_t *module, struct ompi_communicat
                                             ompi_comm_rank(comm), config);
     if (OMPI_SUCCESS != mca_coll_async_segment_open(&module->channel, &config->channel, comm, NULL,
                                                     ompi_comm_size(comm), ompi_comm_rank(comm),
-                                                    false,
+                                                    COLL_ASYNC_SEGMENT_COMM,
                                                     NULL != module->numa && module->numa->opened)) {
         mca_coll_async_numa_close(module->numa);
         module->numa = NULL;

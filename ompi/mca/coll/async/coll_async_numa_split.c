@@ -150,6 +150,7 @@ static struct coll_async_numa *split(const struct members *m)
 /* The channel of count members listed at (indices), this process at index. */
 static bool open_among(struct coll_async_channel *channel, const struct members *m,
                        const int *members, int count, int index,
+                       enum coll_async_segment_role role,
                        const struct coll_async_channel_config *config)
 {
     int *ranks = malloc(sizeof(int) * (size_t) count);
@@ -159,7 +160,7 @@ static bool open_among(struct coll_async_channel *channel, const struct members 
         ranks[i] = comm_rank(m, members[i]);
     }
     if (NULL != ranks) {
-        rc = mca_coll_async_segment_open(channel, config, m->comm, ranks, count, index, true,
+        rc = mca_coll_async_segment_open(channel, config, m->comm, ranks, count, index, role,
                                          true);
     }
     free(ranks);
@@ -180,11 +181,12 @@ static bool open_channels(struct coll_async_numa *numa, const struct members *m,
     if (count > 1) {
         numa->has_domain = open_among(&numa->domain_channel, m,
                                       &numa->domain_ranks[numa->domain_first[numa->domain]],
-                                      count, numa->local_index, config);
+                                      count, numa->local_index, COLL_ASYNC_SEGMENT_NUMA_DOMAIN,
+                                      config);
     }
     if (leads) {
         numa->leads = open_among(&numa->leaders_channel, m, numa->leaders, numa->domain_count,
-                                 numa->domain, config);
+                                 numa->domain, COLL_ASYNC_SEGMENT_NUMA_LEADERS, config);
     }
     return (count < 2 || numa->has_domain) && (!leads || numa->leads);
 }

@@ -57,7 +57,7 @@ static int rank_at(const int *ranks, int i)
  * returned from the set-up before it.
  */
 static uint8_t *encode_context(struct ompi_communicator_t *comm, const int *ranks, int count,
-                               bool node_part, size_t *length)
+                               enum coll_async_segment_role role, size_t *length)
 {
     uint8_t *context, *p;
 
@@ -67,7 +67,7 @@ static uint8_t *encode_context(struct ompi_communicator_t *comm, const int *rank
         return NULL;
     }
     p = context;
-    *p++ = node_part ? 'n' : 'c';
+    *p++ = (uint8_t) role;
     p = put_le32(p, coll_async_comm_cid(comm));
     p = put_le32(p, (uint32_t) count);
     for (int i = 0; i < count; ++i) {
@@ -104,7 +104,7 @@ static int creator_index(struct ompi_communicator_t *comm, const int *ranks, int
  * creator. Every listed rank must have a card: one without runs no coll/async
  * and would never attach, so all decline alike, at once. */
 static int identify(struct coll_async_shm_identity *id, struct ompi_communicator_t *comm,
-                    const int *ranks, int count, int creator_at, bool node_part,
+                    const int *ranks, int count, int creator_at, enum coll_async_segment_role role,
                     struct coll_async_shm_failure *failure)
 {
     const struct coll_async_card *creator =
@@ -122,7 +122,7 @@ static int identify(struct coll_async_shm_identity *id, struct ompi_communicator
             return OMPI_ERR_NOT_SUPPORTED;
         }
     }
-    context = encode_context(comm, ranks, count, node_part, &length);
+    context = encode_context(comm, ranks, count, role, &length);
     rc = NULL == context ? -ENOMEM : coll_async_shm_identify(id, &creator->key, context, length);
     free(context);
     if (0 != rc) {
@@ -148,13 +148,13 @@ static void fail_alone(struct coll_async_channel *channel, struct ompi_communica
 int mca_coll_async_segment_open(struct coll_async_channel *channel,
                                 const struct coll_async_channel_config *config,
                                 struct ompi_communicator_t *comm, const int *ranks, int count,
-                                int index, bool node_part, bool vote)
+                                int index, enum coll_async_segment_role role, bool vote)
 {
     int creator = creator_index(comm, ranks, count);
     struct coll_async_shm_failure failure = {.speaker = creator == index};
     struct coll_async_shm_identity id;
     char path[sizeof("/dev/shm") + COLL_ASYNC_SHM_NAME_MAX] = "(none)";
-    int rc = identify(&id, comm, ranks, count, creator, node_part, &failure);
+    int rc = identify(&id, comm, ranks, count, creator, role, &failure);
 
     if (OMPI_SUCCESS == rc) {
         coll_async_shm_path(&id, path, sizeof(path));
