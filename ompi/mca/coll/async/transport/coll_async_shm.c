@@ -220,6 +220,15 @@ static int fail(const struct setup *setup, bool speaker, int rc, const char *for
     return rc;
 }
 
+/* A failure every rank meets at its join: the creator's own (the others then find
+ * no file, a failed header or the same foreign file), or an attacher's that came
+ * of waiting for the creator's file or header (the creator failed too, or died). */
+static int together(const struct setup *setup, int rc)
+{
+    setup->failure->together = true;
+    return rc;
+}
+
 /* "a directory owned by uid 1000, mode 0755, 0 bytes": for the messages. */
 static void describe(const struct stat *st, char *buf, size_t size)
 {
@@ -378,8 +387,7 @@ static int abandon(const struct setup *setup, int fd, int error, const char *wha
     setup->failure->together = true;
     header = mmap(NULL, HEADER_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (MAP_FAILED == header) {
-        /* The others find no file and fail at their deadline. */
-        setup->failure->together = false;
+        /* The others find no file and fall back at their deadline. */
         shm_unlink(setup->id->name);
         return rc;
     }
@@ -421,9 +429,10 @@ static int create(const struct setup *setup)
     int rc;
 
     if (fd < 0) {
-        return EEXIST == errno ? refuse_existing(setup)
-                               : fail(setup, true, -errno, "could not create " SHM_DIRECTORY
-                                      "%s: %s", setup->id->name, strerror(errno));
+        return together(setup, EEXIST == errno
+                                   ? refuse_existing(setup)
+                                   : fail(setup, true, -errno, "could not create " SHM_DIRECTORY
+                                          "%s: %s", setup->id->name, strerror(errno)));
     }
     (void) fchmod(fd, 0600); /* the umask may have narrowed it; the others check it */
     /* The header's page first: with it, any later failure can be told to the
@@ -432,8 +441,8 @@ static int create(const struct setup *setup)
     if (0 != rc) {
         close(fd);
         shm_unlink(setup->id->name);
-        return fail(setup, true, -rc, "could not allocate %d bytes in " SHM_DIRECTORY ": %s",
-                    HEADER_PAGE, strerror(rc));
+        return together(setup, fail(setup, true, -rc, "could not allocate %d bytes in "
+                                    SHM_DIRECTORY ": %s", HEADER_PAGE, strerror(rc)));
     }
     rc = 0 == ftruncate(fd, (off_t) length) ? reserve(setup, fd) : errno;
     if (0 != rc) {
@@ -485,7 +494,7 @@ static int open_at_name(const struct setup *setup)
                 close(fd);
             }
             describe(&st, found, sizeof(found));
-            return fail(setup, false, -EEXIST, "%s is %s: refused", path, found);
+            return together(setup, fail(setup, false, -EEXIST, "%s is %s: refused", path, found));
         }
         if (fd >= 0 && there && 0600 == (st.st_mode & 07777) && st.st_size >= HEADER_PAGE) {
             return fd;
@@ -498,10 +507,10 @@ static int open_at_name(const struct setup *setup)
             close(fd);
         }
         if (!wait_more(setup, &backoff)) {
-            return fail(setup, false, -ETIMEDOUT,
-                        "local rank %d did not create %s within %u ms "
-                        "(coll_async_shm_setup_timeout)", setup->segment->creator, path,
-                        setup->timeout_ms);
+            return together(setup, fail(setup, false, -ETIMEDOUT,
+                                        "local rank %d did not create %s within %u ms "
+                                        "(coll_async_shm_setup_timeout)",
+                                        setup->segment->creator, path, setup->timeout_ms));
         }
     }
 }
@@ -522,10 +531,11 @@ static int read_header(const struct setup *setup, int fd, struct segment_header 
         if (!wait_more(setup, &backoff)) {
             munmap(*header, HEADER_PAGE);
             *header = NULL;
-            return fail(setup, false, -ETIMEDOUT,
-                        "local rank %d did not finish " SHM_DIRECTORY "%s within %u ms "
-                        "(coll_async_shm_setup_timeout)", setup->segment->creator,
-                        setup->id->name, setup->timeout_ms);
+            return together(setup, fail(setup, false, -ETIMEDOUT,
+                                        "local rank %d did not finish " SHM_DIRECTORY
+                                        "%s within %u ms (coll_async_shm_setup_timeout)",
+                                        setup->segment->creator, setup->id->name,
+                                        setup->timeout_ms));
         }
     }
     return 0;
@@ -594,9 +604,9 @@ static int join(const struct setup *setup)
     /* The token proves the header the creator's, whatever its parameters. */
     if (SEGMENT_VERSION != header->version || header->token != header_token(setup->id, header)
         || header->nranks != (uint32_t) segment->nranks) {
-        rc = fail(setup, false, -EPROTO,
-                  SHM_DIRECTORY "%s was not made by local rank %d for this communicator: "
-                  "refused", setup->id->name, segment->creator);
+        rc = together(setup, fail(setup, false, -EPROTO,
+                                  SHM_DIRECTORY "%s was not made by local rank %d for this "
+                                  "communicator: refused", setup->id->name, segment->creator));
         goto out;
     }
     fill_header(setup, &mine);

@@ -134,9 +134,11 @@ struct coll_async_shm_failure {
      * not why). */
     bool speaker;
     /* From coll_async_shm_join: every local rank meets this failure there (the
-     * creator's own, which all see before they attach), so all can do without
-     * the segment from the start. Otherwise the ranks that did attach fail at
-     * coll_async_shm_settle(), alike. */
+     * creator's own, which the others see as a failed header, no file or the
+     * same foreign file; or an attacher's while it waited for the creator), so
+     * all can do without the segment from the start. Otherwise (an attacher's
+     * own: other parameters, no space or address space for its part) the ranks
+     * that did attach fail at coll_async_shm_settle(), alike. */
     bool together;
 };
 
