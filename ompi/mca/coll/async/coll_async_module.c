@@ -54,11 +54,11 @@ static void module_construct(mca_coll_async_module_t *module)
 static void module_destruct(mca_coll_async_module_t *module)
 {
     COLL_ASYNC_TAKEN_OVER(module);
+    coll_async_stream_drain(&module->stream, NULL);
+    coll_async_stream_drain(&module->agree_stream, NULL);
     if (!module->has_channel && NULL == module->hier && NULL == module->peers) {
         return;
     }
-    coll_async_stream_drain(&module->stream, NULL);
-    coll_async_stream_drain(&module->agree_stream, NULL);
     coll_async_peers_free(&module->agree_peers);
     coll_async_peers_free(&module->own_peers);
     mca_coll_async_numa_close(module->numa);
