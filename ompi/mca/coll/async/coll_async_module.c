@@ -190,8 +190,10 @@ static void refuse_impossible_delegation(mca_coll_async_module_t *module,
                                                   COLL_ASYNC_NUM_FORMS * family + form);
         }
         if (COLL_ASYNC_ALG_DELEGATE == module->algorithm[family] && !below) {
-            mca_coll_async_show_help(0 == ompi_comm_rank(comm), "delegate refused",
-                                     coll_async_family_name(family), comm->c_name);
+            /* A single process runs every family itself: nothing to say there. */
+            mca_coll_async_show_help(0 == ompi_comm_rank(comm) && ompi_comm_size(comm) > 1,
+                                     "delegate refused", coll_async_family_name(family),
+                                     comm->c_name);
             module->algorithm[family] = COLL_ASYNC_ALG_AUTO;
         }
     }
