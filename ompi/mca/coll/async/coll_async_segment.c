@@ -138,6 +138,10 @@ static int identify(struct coll_async_shm_identity *id, struct ompi_communicator
 static void fail_alone(struct coll_async_channel *channel, struct ompi_communicator_t *comm,
                        int rc, const char *path, const struct coll_async_shm_failure *failure)
 {
+    /* Nothing of it is mapped or allocated (identify() may have failed before
+     * the channel was touched): only its outcome stays. */
+    memset(&channel->shm, 0, sizeof(channel->shm));
+    channel->bounce = NULL;
     channel->shm.settled = rc < 0 ? rc : -EPROTO;
     opal_output_verbose(1, mca_coll_async_output,
                         "coll:async: %s (cid %u, size %d, rank %d): could not attach %s, which "
