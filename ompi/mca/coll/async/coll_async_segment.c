@@ -134,7 +134,8 @@ static int identify(struct coll_async_shm_identity *id, struct ompi_communicator
 
 /* This rank's failure at creation, when the others attached regardless: the
  * channel stays, failed, and every rank's collectives on it fail alike at the
- * first (mca_coll_async_segment_settle). Said now at verbose level only. */
+ * first (mca_coll_async_segment_settle), each saying why, since Open MPI shows
+ * one rank's help message of a topic and drops the others'. */
 static void fail_alone(struct coll_async_channel *channel, struct ompi_communicator_t *comm,
                        int rc, const char *path, const struct coll_async_shm_failure *failure)
 {
@@ -143,6 +144,7 @@ static void fail_alone(struct coll_async_channel *channel, struct ompi_communica
     memset(&channel->shm, 0, sizeof(channel->shm));
     channel->bounce = NULL;
     channel->shm.settled = rc < 0 ? rc : -EPROTO;
+    snprintf(channel->shm.why, sizeof(channel->shm.why), "%s", failure->why);
     opal_output_verbose(1, mca_coll_async_output,
                         "coll:async: %s (cid %u, size %d, rank %d): could not attach %s, which "
                         "the others use: %s", comm->c_name, coll_async_comm_cid(comm),
@@ -194,11 +196,10 @@ int mca_coll_async_segment_settle(struct coll_async_channel *channel,
     int rc = coll_async_channel_settle(channel, &failure);
 
     if (rc < 0) {
-        /* The transport says why the first time; a rank that failed alone said
-         * it at creation. */
+        /* The transport says why the first time; a rank that failed alone kept
+         * why at creation. */
         coll_async_failure_record(said, "shm unsettled", comm->c_name, ompi_comm_rank(comm),
-                                  '\0' != failure.why[0] ? failure.why
-                                  : "this rank could not attach (said at verbose level 1)");
+                                  '\0' != failure.why[0] ? failure.why : channel->shm.why);
     }
     return rc;
 }

@@ -77,6 +77,7 @@ struct coll_async_shm_accumulator {
 
 /* "/coll_async-" and 16 hex digits. */
 #define COLL_ASYNC_SHM_NAME_MAX 32
+#define COLL_ASYNC_SHM_FAILURE_MAX 256
 
 struct coll_async_shm_segment {
     int nranks, rank; /* local to the communicator, which lies in one node */
@@ -95,6 +96,7 @@ struct coll_async_shm_segment {
     unsigned timeout_ms;
     uint64_t settle_deadline_ns; /* from the first coll_async_shm_settle() */
     char name[COLL_ASYNC_SHM_NAME_MAX]; /* the identity's, for the unlink of a failure */
+    char why[COLL_ASYNC_SHM_FAILURE_MAX]; /* a failure this rank met alone at creation */
 };
 
 /*
@@ -125,8 +127,6 @@ struct coll_async_shm_config {
 };
 
 /* Why a rank did not attach, for the one report of it. */
-#define COLL_ASYNC_SHM_FAILURE_MAX 256
-
 struct coll_async_shm_failure {
     char why[COLL_ASYNC_SHM_FAILURE_MAX];
     /* Whether this rank is the one to report it: the creator always is; another
