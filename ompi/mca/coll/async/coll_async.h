@@ -176,11 +176,11 @@ enum coll_async_segment_role {
  * ranks of comm on this node (ranks: their ranks in comm, ascending; NULL: all of
  * comm's), this process being the one at index; the one with the lowest process
  * name creates the segment, named from its card, and vote goes to all. Waits for
- * that creator alone. OMPI_SUCCESS: the channel is to be settled before its
- * first use (mca_coll_async_segment_settle), which fails for every rank alike
- * where one could not attach (this one too: coll_async_channel_failed()); or an
- * error after the failure was reported (a help message from one rank, a verbose
- * line), which every rank meets, and all fall back. */
+ * nobody. OMPI_SUCCESS: the channel is to be settled before its first use
+ * (mca_coll_async_segment_settle), which fails for every rank alike where one
+ * could not attach (this one too: coll_async_channel_failed()); or an error after
+ * the failure was reported (a help message from one rank, a verbose line), which
+ * every rank meets, and all fall back. */
 int mca_coll_async_segment_open(struct coll_async_channel *channel,
                                 const struct coll_async_channel_config *config,
                                 struct ompi_communicator_t *comm, const int *ranks, int count,

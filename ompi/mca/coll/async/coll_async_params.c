@@ -276,14 +276,16 @@ static int register_shm(void)
     if (rc < 0) {
         return rc;
     }
-    /* Set-up takes milliseconds; the bound is for a rank that dies or never
-     * comes, and must not fail a rank that is merely descheduled on a loaded node. */
+    /* The creator makes the file as the communicator is created: the bound is
+     * for a creator that dies or stalls there, and must not fail a rank that is
+     * merely descheduled on a loaded node. */
     c->shm_setup_timeout = 30;
     rc = register_var("shm_setup_timeout",
-                      "Seconds each wait of a shared-memory segment's set-up may take (the "
-                      "file to appear, its creator to finish it, every rank to attach) before "
-                      "all the ranks of the communicator on the node give up the segment alike "
-                      "and their collectives go to the components below, with a message. "
+                      "Seconds a rank waits, from the communicator's creation, for the "
+                      "shared-memory segment that the communicator's first rank on the node "
+                      "makes then; past it, the first collective on the communicator fails on "
+                      "every rank of the node, with a message. (Ranks wait for each other to "
+                      "attach, at their first collective, as long as a collective waits.) "
                       "1 to 3600.",
                       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &c->shm_setup_timeout);
     if (rc < 0) {

@@ -12,15 +12,15 @@
  * as the glue sets it up: its creator (the member with the lowest process name),
  * its identity from the cards (the creator's secret key, the communicator's id
  * and members), the launcher's cleanup of its file should the creator die, and
- * the one report of a fall-back. The checks of what is found in /dev/shm and the
- * one decision of all the ranks are the transport's (transport/coll_async_shm.h).
+ * the reports of a failure. The checks of what is found in /dev/shm and the one
+ * decision of all the ranks are the transport's (transport/coll_async_shm.h).
  *
- * Why the lowest process name creates: Open MPI enables the modules of new
- * communicators one at a time per process, from its progress engine, and a
- * rank's half of the set-up waits for the creator alone. With the creator the
- * lowest of its members, a rank only ever waits for a lower process, so two
- * communicators created at once from different threads, in whatever order each
- * process enables them, cannot wait on each other.
+ * Nothing here waits for another rank: Open MPI enables the modules of new
+ * communicators one at a time per process, from its progress engine, so a wait
+ * there for a peer would hold up every other communicator that process creates
+ * meanwhile (threads creating communicators at once: each process enables them
+ * in its own order). A rank that finds the creator's file not there yet attaches
+ * at its first collective instead (coll_async_settle.c).
  */
 
 #include "ompi_config.h"
@@ -132,23 +132,25 @@ static int identify(struct coll_async_shm_identity *id, struct ompi_communicator
     return OMPI_SUCCESS;
 }
 
-/* This rank's failure at creation, when the others attached regardless: the
- * channel stays, failed, and every rank's collectives on it fail alike at the
- * first (mca_coll_async_segment_settle), each saying why, since Open MPI shows
- * one rank's help message of a topic and drops the others'. */
+/* This rank's failure at creation, which the others meet only at their first
+ * collective: the channel stays, failed, and every rank's collectives on it fail
+ * alike from the first (mca_coll_async_segment_settle), each saying why, since
+ * Open MPI shows one rank's help message of a topic and drops the others'. The
+ * transport keeps its own failures; this one's (identify(), the channel's memory)
+ * came before it. */
 static void fail_alone(struct coll_async_channel *channel, struct ompi_communicator_t *comm,
                        int rc, const char *path, const struct coll_async_shm_failure *failure)
 {
-    /* Nothing of it is mapped or allocated (identify() may have failed before
-     * the channel was touched): only its outcome stays. */
-    memset(&channel->shm, 0, sizeof(channel->shm));
-    channel->bounce = NULL;
-    channel->shm.settled = rc < 0 ? rc : -EPROTO;
-    snprintf(channel->shm.why, sizeof(channel->shm.why), "%s", failure->why);
+    if (channel->shm.settled >= 0) {
+        channel->shm.settled = rc < 0 ? rc : -EPROTO;
+    }
+    if ('\0' == channel->shm.why[0]) {
+        snprintf(channel->shm.why, sizeof(channel->shm.why), "%s", failure->why);
+    }
     opal_output_verbose(1, mca_coll_async_output,
-                        "coll:async: %s (cid %u, size %d, rank %d): could not attach %s, which "
-                        "the others use: %s", comm->c_name, coll_async_comm_cid(comm),
-                        ompi_comm_size(comm), ompi_comm_rank(comm), path, failure->why);
+                        "coll:async: %s (cid %u, size %d, rank %d): could not set up %s: %s",
+                        comm->c_name, coll_async_comm_cid(comm), ompi_comm_size(comm),
+                        ompi_comm_rank(comm), path, failure->why);
 }
 
 int mca_coll_async_segment_open(struct coll_async_channel *channel,
@@ -160,12 +162,14 @@ int mca_coll_async_segment_open(struct coll_async_channel *channel,
     struct coll_async_shm_failure failure = {.speaker = creator == index};
     struct coll_async_shm_identity id;
     char path[sizeof("/dev/shm") + COLL_ASYNC_SHM_NAME_MAX] = "(none)";
-    int rc = identify(&id, comm, ranks, count, creator, role, &failure);
+    int rc;
 
+    memset(channel, 0, sizeof(*channel)); /* whatever fails, it closes alike */
+    rc = identify(&id, comm, ranks, count, creator, role, &failure);
     if (OMPI_SUCCESS == rc) {
         coll_async_shm_path(&id, path, sizeof(path));
-        /* Should this process die before the last rank attaches and unlinks the
-         * file, the launcher's daemon removes it (vader does the same). */
+        /* Should this process die before the file is removed, the launcher's
+         * daemon removes it (vader does the same). */
         if (creator == index) {
             coll_async_remove_at_exit(path);
         }
@@ -196,10 +200,10 @@ int mca_coll_async_segment_settle(struct coll_async_channel *channel,
     int rc = coll_async_channel_settle(channel, &failure);
 
     if (rc < 0) {
-        /* The transport says why the first time; a rank that failed alone kept
-         * why at creation. */
+        /* The transport says why, every time: a failure this rank met at
+         * creation too. */
         coll_async_failure_record(said, "shm unsettled", comm->c_name, ompi_comm_rank(comm),
-                                  '\0' != failure.why[0] ? failure.why : channel->shm.why);
+                                  failure.why);
     }
     return rc;
 }

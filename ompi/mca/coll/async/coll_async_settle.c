@@ -13,17 +13,19 @@
  *
  * Open MPI enables the module of a new communicator from its progress engine,
  * one communicator at a time per process, so that a wait there for another
- * rank's half of the set-up can wait on a communicator that rank has not
- * enabled yet, behind one of its own (threads creating communicators at once).
- * So the module's enable only joins its channels (coll_async_segment.c: each
- * rank waits for the channel's creator alone), and whether every rank joined is
- * settled here, before the communicator's first op begins, by whichever thread
- * steps it: the caller of a blocking collective, or the progress thread for a
- * nonblocking one. Nothing waits: an op whose channels are not settled yet
- * reports COLL_ASYNC_AGAIN, as one whose peers have not arrived does. The NUMA
- * split's outcome, voted with each rank's join of its node's channel, is read
- * here too. A failure here is every rank's alike: the op fails with a message,
- * and so does every collective after it on this communicator.
+ * rank's half of the set-up would hold up the communicators that rank creates
+ * meanwhile (threads creating communicators at once). So the module's enable
+ * waits for nobody (coll_async_segment.c: the creator makes the segment, the
+ * others attach if it is there already), and the rest is done here, before the
+ * communicator's first op begins, by whichever thread steps it: the caller of a
+ * blocking collective, or the progress thread for a nonblocking one. Ranks that
+ * have yet to attach do so here, and each then waits for the others to have
+ * attached, as an op waits for its peers. Nothing blocks: an op whose channels
+ * are not settled yet reports COLL_ASYNC_AGAIN, as one whose peers have not
+ * arrived does. The NUMA split's outcome, voted with each rank's attach of its
+ * node's channel, is read here too. A failure here is every rank's alike: the op
+ * fails with a message, and so does every collective after it on this
+ * communicator.
  */
 
 #include "ompi_config.h"

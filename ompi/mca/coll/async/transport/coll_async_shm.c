@@ -24,7 +24,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../coll_async_backoff.h"
 #include "coll_async_clock.h"
 #include "coll_async_shm.h"
 
@@ -35,11 +34,11 @@
 
 /* The creator reserves this much first: a creator that cannot have the whole
  * segment can still say so in the header, instead of leaving the others to
- * their deadline. */
+ * their deadline for its file. */
 #define HEADER_PAGE 4096
 
-/* The decision: ranks counted and a bit that, once set, says every rank falls
- * back. The bit is set only while the count is short, and a rank's count is an
+/* The decision: ranks counted and a bit that, once set, says every rank
+ * fails. The bit is set only while the count is short, and a rank's count is an
  * attachment only when the bit was clear as it counted (after, it acknowledges
  * the failure): whichever comes first of "all counted" and "failed" holds for
  * every rank. */
@@ -52,7 +51,6 @@
 /* Why a segment failed, kept in the header for the creator to report. */
 enum failure_cause {
     CAUSE_NONE,
-    CAUSE_TIMEOUT,    /* a rank's deadline passed with ranks missing */
     CAUSE_PARAMETERS, /* a rank was given other slot or piece sizes */
     CAUSE_NO_SPACE,   /* a rank could not allocate (or map) its part of the segment */
 };
@@ -182,10 +180,6 @@ struct setup {
     const struct coll_async_shm_identity *id;
     struct coll_async_shm_failure *failure;
     struct offsets offsets;
-    int32_t vote;
-    bool try_cma;
-    uint64_t deadline_ns;
-    unsigned timeout_ms; /* for the messages */
 };
 
 static bool is_creator(const struct coll_async_shm_segment *segment)
@@ -193,18 +187,13 @@ static bool is_creator(const struct coll_async_shm_segment *segment)
     return segment->rank == segment->creator;
 }
 
-/* Waits a little; false, without waiting, once the deadline has passed. */
-static bool wait_more(const struct setup *setup, struct coll_async_backoff *backoff)
+/* Whether the wait for the creator's file is over. */
+static bool past_deadline(const struct setup *setup)
 {
-    if (coll_async_now_ns() >= setup->deadline_ns) {
-        return false;
-    }
-    coll_async_backoff_wait(backoff);
-    return true;
+    return coll_async_now_ns() >= setup->segment->join_deadline_ns;
 }
 
-/* Records why this rank fails; returns rc. Together: every rank meets it
- * (coll_async_shm_failure). */
+/* Records why this rank fails; returns rc. */
 static int fail(const struct setup *setup, bool speaker, int rc, const char *format, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -217,15 +206,6 @@ static int fail(const struct setup *setup, bool speaker, int rc, const char *for
     va_end(args);
     setup->failure->speaker = speaker;
     setup->failure->together = false;
-    return rc;
-}
-
-/* A failure every rank meets at its join: the creator's own (the others then find
- * no file, a failed header or the same foreign file), or an attacher's that came
- * of waiting for the creator's file or header (the creator failed too, or died). */
-static int together(const struct setup *setup, int rc)
-{
-    setup->failure->together = true;
     return rc;
 }
 
@@ -273,44 +253,14 @@ static bool record_failure(struct segment_header *header, enum failure_cause cau
     }
 }
 
-/* " 2" or "s 2, 5, ...": the ranks not counted in, when this rank sees their
- * control lines; "s" when it does not. */
-static const char *missing_ranks(const struct coll_async_shm_segment *segment)
-{
-    static __thread char list[96];
-    size_t used = 0;
-    int count = 0;
-
-    list[0] = '\0';
-    for (int rank = 0; NULL != segment->control && rank < segment->nranks; ++rank) {
-        if (0 == segment->control[rank].pid && used + 16 < sizeof(list)) {
-            used += (size_t) snprintf(list + used, sizeof(list) - used, "%s%d",
-                                      0 == count++ ? " " : ", ", rank);
-        }
-    }
-    if (1 == count) {
-        return list;
-    }
-    memmove(list + 1, list, strlen(list) + 1);
-    list[0] = 's';
-    return list;
-}
-
-/* The report of a failed segment, from the cause in its header. The creator's
- * own failure at creation, which every rank sees there before it attaches, is
- * the one they all meet together. */
+/* The report of a failed segment, from the cause in its header. */
 static int report_failure(const struct setup *setup, const struct segment_header *header)
 {
     uint64_t why = __atomic_load_n(&header->cause, __ATOMIC_ACQUIRE);
-    int rank = (int) (why & 0xffff), error = (int) (why >> 16 & 0xffff), rc;
+    int rank = (int) (why & 0xffff), error = (int) (why >> 16 & 0xffff);
     bool creator = is_creator(setup->segment);
 
     switch ((enum failure_cause) (why >> 48)) {
-    case CAUSE_TIMEOUT:
-        return fail(setup, creator, -ETIMEDOUT,
-                    "local rank%s did not attach within %u ms (coll_async_shm_setup_timeout; "
-                    "local rank %d's deadline)", missing_ranks(setup->segment),
-                    setup->timeout_ms, rank);
     case CAUSE_PARAMETERS:
         return fail(setup, creator, -EPROTO,
                     "local rank %d was given other values of coll_async_shm_slot_size or "
@@ -318,11 +268,9 @@ static int report_failure(const struct setup *setup, const struct segment_header
                     "must have the same", rank, setup->segment->creator,
                     (size_t) header->slot_size, (size_t) header->piece_size);
     case CAUSE_NO_SPACE:
-        rc = fail(setup, creator, -ENOSPC,
-                  "local rank %d could not allocate its part of the segment's %zu bytes in "
-                  SHM_DIRECTORY ": %s", rank, (size_t) header->length, strerror(error));
-        setup->failure->together = rank == setup->segment->creator;
-        return rc;
+        return fail(setup, creator, -ENOSPC,
+                    "local rank %d could not allocate its part of the segment's %zu bytes in "
+                    SHM_DIRECTORY ": %s", rank, (size_t) header->length, strerror(error));
     default:
         return fail(setup, creator, -EPROTO, "another rank could not attach");
     }
@@ -347,11 +295,11 @@ static void publish_self(const struct setup *setup)
     struct coll_async_shm_segment *segment = setup->segment;
     struct coll_async_shm_control *mine = &segment->control[segment->rank];
 
-    if (setup->try_cma) {
+    if (segment->try_cma) {
         (void) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
     }
     mine->address[0] = (uint64_t) (uintptr_t) &mine->pid;
-    mine->vote = setup->vote;
+    mine->vote = segment->vote;
     mine->pid = getpid();
 }
 
@@ -375,8 +323,8 @@ static int reserve(const struct setup *setup, int fd)
 /*
  * The creator has a file but not its segment (no space, no address space): it
  * says so in the header, on the page it reserved first, so that the other ranks
- * see it as they come and all fall back together; the last of them to see it
- * removes the file. It waits for nobody.
+ * see it as they come and all fail alike; the last of them to see it, or the
+ * creator at detach, removes the file. It waits for nobody.
  */
 static int abandon(const struct setup *setup, int fd, int error, const char *what)
 {
@@ -384,11 +332,11 @@ static int abandon(const struct setup *setup, int fd, int error, const char *wha
     int rc = fail(setup, true, -error, "%s %zu bytes in " SHM_DIRECTORY ": %s", what,
                   setup->offsets.length, strerror(error));
 
-    setup->failure->together = true;
     header = mmap(NULL, HEADER_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (MAP_FAILED == header) {
-        /* The others find no file and fall back at their deadline. */
+        /* The others find no file and fail at their deadline. */
         shm_unlink(setup->id->name);
+        setup->segment->created = false;
         return rc;
     }
     fill_header(setup, header);
@@ -398,6 +346,7 @@ static int abandon(const struct setup *setup, int fd, int error, const char *wha
     __atomic_store_n(&header->magic, SEGMENT_MAGIC, __ATOMIC_RELEASE);
     if (1 == setup->segment->nranks) {
         shm_unlink(setup->id->name);
+        setup->segment->created = false;
     }
     munmap(header, HEADER_PAGE);
     return rc;
@@ -429,10 +378,9 @@ static int create(const struct setup *setup)
     int rc;
 
     if (fd < 0) {
-        return together(setup, EEXIST == errno
-                                   ? refuse_existing(setup)
-                                   : fail(setup, true, -errno, "could not create " SHM_DIRECTORY
-                                          "%s: %s", setup->id->name, strerror(errno)));
+        return EEXIST == errno ? refuse_existing(setup)
+                               : fail(setup, true, -errno, "could not create " SHM_DIRECTORY
+                                      "%s: %s", setup->id->name, strerror(errno));
     }
     (void) fchmod(fd, 0600); /* the umask may have narrowed it; the others check it */
     /* The header's page first: with it, any later failure can be told to the
@@ -441,9 +389,10 @@ static int create(const struct setup *setup)
     if (0 != rc) {
         close(fd);
         shm_unlink(setup->id->name);
-        return together(setup, fail(setup, true, -rc, "could not allocate %d bytes in "
-                                    SHM_DIRECTORY ": %s", HEADER_PAGE, strerror(rc)));
+        return fail(setup, true, -rc, "could not allocate %d bytes in " SHM_DIRECTORY ": %s",
+                    HEADER_PAGE, strerror(rc));
     }
+    segment->created = true;
     rc = 0 == ftruncate(fd, (off_t) length) ? reserve(setup, fd) : errno;
     if (0 != rc) {
         rc = abandon(setup, fd, rc, "could not allocate");
@@ -463,82 +412,76 @@ static int create(const struct setup *setup)
     header = segment->base;
     fill_header(setup, header); /* the rest reads zero, as a new file does */
     publish_self(setup);
-    header->cma = setup->try_cma ? 1 : CMA_DECLINED;
+    header->cma = segment->try_cma ? 1 : CMA_DECLINED;
     header->state = 1;
     __atomic_store_n(&header->magic, SEGMENT_MAGIC, __ATOMIC_RELEASE);
     if (1 == segment->nranks) {
         shm_unlink(setup->id->name);
+        segment->created = false;
     }
     return 0;
 }
 
 /*
- * Opens the file at the name, once it is there and could be the creator's: a
+ * Opens the file at the name, if it is there and could be the creator's: a
  * regular file of this user, mode 0600, at least a header page long. A file that
  * cannot be (another owner, group or other bits, a link, a FIFO) is refused at
  * once: the creator, which could not have made it, met it too and reports it.
+ * 0 with *fd, COLL_ASYNC_SHM_AGAIN while it may yet come, or an error.
  */
-static int open_at_name(const struct setup *setup)
+static int open_at_name(const struct setup *setup, int *fd)
 {
-    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
     char path[sizeof(SHM_DIRECTORY) + COLL_ASYNC_SHM_NAME_MAX], found[96];
+    int error;
+    struct stat st;
+    bool there;
 
     coll_async_shm_path(setup->id, path, sizeof(path));
-    for (;;) {
-        int fd = shm_open(setup->id->name, O_RDWR | O_NONBLOCK, 0), error = errno;
-        struct stat st;
-        bool there = 0 == (fd >= 0 ? fstat(fd, &st) : lstat(path, &st));
-
-        if (there && !could_be_ours(&st)) {
-            if (fd >= 0) {
-                close(fd);
-            }
-            describe(&st, found, sizeof(found));
-            return together(setup, fail(setup, false, -EEXIST, "%s is %s: refused", path, found));
-        }
-        if (fd >= 0 && there && 0600 == (st.st_mode & 07777) && st.st_size >= HEADER_PAGE) {
-            return fd;
-        }
-        /* Not there yet, or not yet finished: EACCES until the creator's fchmod. */
-        if (fd < 0 && ENOENT != error && !(EACCES == error && there)) {
-            return fail(setup, true, -error, "could not open %s: %s", path, strerror(error));
-        }
-        if (fd >= 0) {
-            close(fd);
-        }
-        if (!wait_more(setup, &backoff)) {
-            return together(setup, fail(setup, false, -ETIMEDOUT,
-                                        "local rank %d did not create %s within %u ms "
-                                        "(coll_async_shm_setup_timeout)",
-                                        setup->segment->creator, path, setup->timeout_ms));
-        }
+    *fd = shm_open(setup->id->name, O_RDWR | O_NONBLOCK, 0);
+    error = errno;
+    there = 0 == (*fd >= 0 ? fstat(*fd, &st) : lstat(path, &st));
+    if (there && !could_be_ours(&st)) {
+        describe(&st, found, sizeof(found));
+        return fail(setup, false, -EEXIST, "%s is %s: refused", path, found);
     }
+    if (*fd >= 0 && there && 0600 == (st.st_mode & 07777) && st.st_size >= HEADER_PAGE) {
+        return 0;
+    }
+    /* Not there yet, or not yet finished: EACCES until the creator's fchmod. */
+    if (*fd < 0 && ENOENT != error && !(EACCES == error && there)) {
+        return fail(setup, true, -error, "could not open %s: %s", path, strerror(error));
+    }
+    if (past_deadline(setup)) {
+        return fail(setup, false, -ETIMEDOUT,
+                    "local rank %d did not create %s within %u ms "
+                    "(coll_async_shm_setup_timeout)", setup->segment->creator, path,
+                    setup->segment->timeout_ms);
+    }
+    return COLL_ASYNC_SHM_AGAIN;
 }
 
-/* Maps the header page and waits for the creator's magic; 0 or, after saying
- * why, an error. */
+/* Maps the header page, if the creator's magic is there: 0; COLL_ASYNC_SHM_AGAIN
+ * while it may yet come; or, after saying why, an error. */
 static int read_header(const struct setup *setup, int fd, struct segment_header **header)
 {
-    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
-
     *header = mmap(NULL, HEADER_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (MAP_FAILED == *header) {
         *header = NULL;
         return fail(setup, true, -errno, "could not map " SHM_DIRECTORY "%s: %s",
                     setup->id->name, strerror(errno));
     }
-    while (SEGMENT_MAGIC != __atomic_load_n(&(*header)->magic, __ATOMIC_ACQUIRE)) {
-        if (!wait_more(setup, &backoff)) {
-            munmap(*header, HEADER_PAGE);
-            *header = NULL;
-            return together(setup, fail(setup, false, -ETIMEDOUT,
-                                        "local rank %d did not finish " SHM_DIRECTORY
-                                        "%s within %u ms (coll_async_shm_setup_timeout)",
-                                        setup->segment->creator, setup->id->name,
-                                        setup->timeout_ms));
-        }
+    if (SEGMENT_MAGIC == __atomic_load_n(&(*header)->magic, __ATOMIC_ACQUIRE)) {
+        return 0;
     }
-    return 0;
+    munmap(*header, HEADER_PAGE);
+    *header = NULL;
+    if (past_deadline(setup)) {
+        return fail(setup, false, -ETIMEDOUT,
+                    "local rank %d did not finish " SHM_DIRECTORY "%s within %u ms "
+                    "(coll_async_shm_setup_timeout)", setup->segment->creator,
+                    setup->id->name, setup->segment->timeout_ms);
+    }
+    return COLL_ASYNC_SHM_AGAIN;
 }
 
 /* Counts this rank in, as attached or as having seen the failure; the last to
@@ -573,40 +516,45 @@ static bool probe_creator(const struct setup *setup)
     const struct coll_async_shm_control *creator = &segment->control[segment->creator];
     int32_t probe = 0;
 
-    return setup->try_cma
+    return segment->try_cma
            && 0 == coll_async_shm_cma_read(segment, segment->creator, &probe,
                                            creator->address[0], sizeof(probe))
            && probe == creator->pid;
 }
 
 /*
- * An attaching rank: opens and checks the file, then either counts itself in
- * the creator's segment (its CMA vote first) or, when it cannot use it, says so
- * in the header (a file the creator vouches for) or leaves it alone (one it does
- * not). It waits for the creator alone.
+ * An attaching rank, once: opens and checks the file, then either counts itself
+ * in the creator's segment (its CMA vote first) or, when it cannot use it, says
+ * so in the header (a file the creator vouches for) or leaves it alone (one it
+ * does not). COLL_ASYNC_SHM_AGAIN while the creator's file or header is not
+ * there yet.
  */
-static int join(const struct setup *setup)
+static int attach_once(const struct setup *setup)
 {
     struct coll_async_shm_segment *segment = setup->segment;
     struct segment_header *header, mine = {0};
     struct stat st;
-    int fd = open_at_name(setup), rc;
+    int fd, rc = open_at_name(setup, &fd);
     uint64_t state;
 
-    if (fd < 0) {
-        return fd;
+    if (0 != rc) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return rc;
     }
     rc = read_header(setup, fd, &header);
     if (0 != rc) {
         close(fd);
         return rc;
     }
+    segment->joined = true; /* counted in or out below */
     /* The token proves the header the creator's, whatever its parameters. */
     if (SEGMENT_VERSION != header->version || header->token != header_token(setup->id, header)
         || header->nranks != (uint32_t) segment->nranks) {
-        rc = together(setup, fail(setup, false, -EPROTO,
-                                  SHM_DIRECTORY "%s was not made by local rank %d for this "
-                                  "communicator: refused", setup->id->name, segment->creator));
+        rc = fail(setup, false, -EPROTO,
+                  SHM_DIRECTORY "%s was not made by local rank %d for this communicator: "
+                  "refused", setup->id->name, segment->creator);
         goto out;
     }
     fill_header(setup, &mine);
@@ -632,8 +580,7 @@ static int join(const struct setup *setup)
                         : MAP_FAILED;
     if (MAP_FAILED == segment->base) {
         segment->base = NULL;
-        /* It will not come in: the others fail at their first use rather than
-         * at their deadline. */
+        /* It will not come in: the others fail rather than wait for it. */
         (void) record_failure(header, CAUSE_NONE, 0, segment->rank, true);
         (void) leave_failed(setup, header, true);
         rc = fail(setup, true, -EIO, "could not map the %zu bytes of " SHM_DIRECTORY "%s",
@@ -656,13 +603,30 @@ out:
     return rc;
 }
 
+static void unmap(struct coll_async_shm_segment *segment)
+{
+    if (NULL != segment->base) {
+        munmap(segment->base, segment->length);
+        segment->base = NULL;
+    }
+}
+
+/* This rank's failure, for good: settle returns it, saying why again. */
+static int keep_failure(struct coll_async_shm_segment *segment,
+                        const struct coll_async_shm_failure *failure, int rc)
+{
+    unmap(segment);
+    segment->settled = rc;
+    memcpy(segment->why, failure->why, sizeof(segment->why));
+    return rc;
+}
+
 int coll_async_shm_join(struct coll_async_shm_segment *segment,
                         const struct coll_async_shm_identity *id, int nranks, int rank,
                         int creator, int32_t vote, const struct coll_async_shm_config *config,
                         struct coll_async_shm_failure *failure)
 {
-    struct setup setup = {.segment = segment, .id = id, .failure = failure, .vote = vote,
-                          .try_cma = config->try_cma, .timeout_ms = config->timeout_ms};
+    struct setup setup = {.segment = segment, .id = &segment->id, .failure = failure};
     int rc;
 
     memset(segment, 0, sizeof(*segment));
@@ -672,53 +636,65 @@ int coll_async_shm_join(struct coll_async_shm_segment *segment,
     segment->creator = creator;
     segment->slot_size = config->slot_size;
     segment->piece_size = config->piece_size;
+    segment->try_cma = config->try_cma;
+    segment->vote = vote;
     segment->timeout_ms = config->timeout_ms;
+    segment->join_deadline_ns = coll_async_now_ns() + (uint64_t) config->timeout_ms * 1000000u;
     segment->settled = 1;
-    memcpy(segment->name, id->name, sizeof(segment->name));
+    segment->id = *id;
     if (0 != compute_offsets(nranks, config->slot_size, &setup.offsets)) {
         /* Every rank given these values finds the same. */
         rc = fail(&setup, rank == creator, -EOVERFLOW,
                   "%d ranks with %zu-byte slots make a segment larger than memory can address",
                   nranks, config->slot_size);
         failure->together = true;
+        segment->settled = rc;
         return rc;
     }
-    setup.deadline_ns = coll_async_now_ns() + (uint64_t) config->timeout_ms * 1000000u;
-    rc = rank == creator ? create(&setup) : join(&setup);
-    if (0 != rc) {
-        coll_async_shm_detach(segment);
+    if (rank == creator) {
+        rc = create(&setup);
+        segment->joined = 0 == rc;
+    } else {
+        rc = attach_once(&setup);
+        rc = COLL_ASYNC_SHM_AGAIN == rc ? 0 : rc; /* the rest at settle */
     }
-    return rc;
+    return 0 == rc ? 0 : keep_failure(segment, failure, rc);
 }
 
 int coll_async_shm_settle(struct coll_async_shm_segment *segment,
                           struct coll_async_shm_failure *failure)
 {
-    struct segment_header *header = segment->base;
-    struct setup setup = {.segment = segment, .failure = failure,
-                          .timeout_ms = segment->timeout_ms};
-    uint64_t state, now;
+    struct setup setup = {.segment = segment, .id = &segment->id, .failure = failure};
+    struct segment_header *header;
+    uint64_t state;
+    int rc;
 
     if (segment->settled <= 0) {
+        if (segment->settled < 0) {
+            memcpy(failure->why, segment->why, sizeof(failure->why));
+        }
         return segment->settled;
     }
+    if (!segment->joined) {
+        (void) compute_offsets(segment->nranks, segment->slot_size, &setup.offsets);
+        rc = attach_once(&setup);
+        if (COLL_ASYNC_SHM_AGAIN == rc) {
+            return rc;
+        }
+        if (0 != rc) {
+            return keep_failure(segment, failure, rc);
+        }
+    }
+    /* Those missing attach at their own first collective: no deadline, as a
+     * collective has none for its peers (a rank that dies ends the job, or, under
+     * ULFM, the op: coll_async_engine.c). */
+    header = segment->base;
     state = __atomic_load_n(&header->state, __ATOMIC_ACQUIRE);
     if (!(state & STATE_FAILED) && STATE_COUNT(state) < header->nranks) {
-        now = coll_async_now_ns();
-        if (0 == segment->settle_deadline_ns) {
-            segment->settle_deadline_ns = now + (uint64_t) segment->timeout_ms * 1000000u;
-        }
-        if (now < segment->settle_deadline_ns
-            || !record_failure(header, CAUSE_TIMEOUT, 0, segment->rank, false)) {
-            return COLL_ASYNC_SHM_AGAIN; /* or all counted in meanwhile: the next call sees it */
-        }
-        /* Those missing will not come: nothing is left to open the name. */
-        shm_unlink(segment->name);
-        state |= STATE_FAILED;
+        return COLL_ASYNC_SHM_AGAIN;
     }
     if (state & STATE_FAILED) {
-        segment->settled = report_failure(&setup, header);
-        return segment->settled;
+        return keep_failure(segment, failure, report_failure(&setup, header));
     }
     /* Every rank voted on CMA before it was counted in. */
     segment->cma = !(__atomic_load_n(&header->cma, __ATOMIC_ACQUIRE) & CMA_DECLINED);
@@ -736,28 +712,17 @@ bool coll_async_shm_all_voted(const struct coll_async_shm_segment *segment)
     return true;
 }
 
-int coll_async_shm_attach(struct coll_async_shm_segment *segment,
-                          const struct coll_async_shm_identity *id, int nranks, int rank,
-                          const struct coll_async_shm_config *config,
-                          struct coll_async_shm_failure *failure)
-{
-    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
-    int rc = coll_async_shm_join(segment, id, nranks, rank, 0, 1, config, failure);
-
-    while (0 == rc && COLL_ASYNC_SHM_AGAIN == coll_async_shm_settle(segment, failure)) {
-        coll_async_backoff_wait(&backoff);
-    }
-    rc = 0 == rc ? segment->settled : rc;
-    if (0 != rc) {
-        coll_async_shm_detach(segment);
-    }
-    return rc;
-}
-
 void coll_async_shm_detach(struct coll_async_shm_segment *segment)
 {
-    if (NULL != segment->base) {
-        munmap(segment->base, segment->length);
-        segment->base = NULL;
+    const struct segment_header *header = segment->base;
+
+    /* Its file stays at the name while ranks have yet to attach or to see its
+     * failure; none will, once the creator's communicator is gone. */
+    if (segment->created
+        && (NULL == header
+            || STATE_COUNT(__atomic_load_n(&header->state, __ATOMIC_ACQUIRE)) < header->nranks)) {
+        shm_unlink(segment->id.name);
     }
+    segment->created = false;
+    unmap(segment);
 }

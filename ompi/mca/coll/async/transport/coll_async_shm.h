@@ -11,23 +11,25 @@
  * coll/async: the shared-memory transport.
  *
  * One segment per (communicator, node), set up in two halves so that creating a
- * communicator never waits for a peer's progress: when the communicator is
- * created, its creating rank makes the file and returns, and every other local
- * rank attaches and returns, waiting for the creator alone (coll_async_shm_join);
- * the last to attach unlinks the file. Whether all did is settled at the first
- * collective, without blocking (coll_async_shm_settle). The segment holds, per
- * local rank, a control line of sequence flags and two data slots; plus a shared
- * accumulator for the sender-side reduction modes. Large data moves by single
- * copy between the ranks' own buffers through CMA (process_vm_readv/writev) when
- * the kernel allows it.
+ * communicator never waits for a peer: when the communicator is created, its
+ * creating rank makes the file and every other local rank attaches if the file
+ * is ready, or else leaves it for later, neither waiting (coll_async_shm_join);
+ * at the first collective each rank finishes its attach and waits, as a
+ * collective waits for its peers, for the others to attach, without blocking
+ * (coll_async_shm_settle). The last to attach unlinks the file, or the creator
+ * does at detach. The segment holds, per local rank, a control line of sequence
+ * flags and two data slots; plus a shared accumulator for the sender-side
+ * reduction modes. Large data moves by single copy between the ranks' own
+ * buffers through CMA (process_vm_readv/writev) when the kernel allows it.
  *
  * Set-up trusts nothing it finds in /dev/shm, which every user can write to. The
  * name is a MAC of the communicator under the creating rank's secret key
  * (coll_async_auth.h), which only the processes of its jobs know, so no other user
  * can take it first; every rank checks the file's type, owner, mode and size, and a
- * header the creator vouches for with a MAC of every layout parameter. Every wait
- * has a deadline, and the ranks reach one decision through one atomic word in the
- * header, exchanging no message: all use the segment, or all fail alike.
+ * header the creator vouches for with a MAC of every layout parameter. The wait
+ * for the creator's file has a deadline, and the ranks reach one outcome through
+ * one atomic word in the header, exchanging no message: all use the segment, or
+ * all fail alike.
  *
  * Flags only grow: a rank publishes "I reached phase F of collective s" by storing
  * s, and the others wait until every rank's flag is at least s. No reset, no
@@ -79,6 +81,19 @@ struct coll_async_shm_accumulator {
 #define COLL_ASYNC_SHM_NAME_MAX 32
 #define COLL_ASYNC_SHM_FAILURE_MAX 256
 
+/*
+ * Who a segment belongs to: the creating rank's key, and a digest of the
+ * communicator as each of its ranks knows it (context: bytes the caller encodes
+ * identically on every rank, such as its id and its members). The name is the
+ * digest's hex, so two communicators never share one and only holders of the key
+ * can compute it; the creator's header token is a MAC under the same key.
+ */
+struct coll_async_shm_identity {
+    struct coll_async_key key;
+    uint64_t digest;
+    char name[COLL_ASYNC_SHM_NAME_MAX];
+};
+
 struct coll_async_shm_segment {
     int nranks, rank; /* local to the communicator, which lies in one node */
     int creator;      /* the local rank that creates the file */
@@ -93,23 +108,14 @@ struct coll_async_shm_segment {
     char *slots;                                    /* [nranks][2][slot_size] */
     /* Settling: 1 while not yet, then 0 (in use) or the error, for good. */
     int settled;
+    bool joined;  /* created, or counted in (or out, having seen it fail) */
+    bool created; /* this rank made the file: it removes it if nobody else will */
+    bool try_cma;
+    int32_t vote;
     unsigned timeout_ms;
-    uint64_t settle_deadline_ns; /* from the first coll_async_shm_settle() */
-    char name[COLL_ASYNC_SHM_NAME_MAX]; /* the identity's, for the unlink of a failure */
+    uint64_t join_deadline_ns; /* for the creator's file: from coll_async_shm_join() */
+    struct coll_async_shm_identity id;
     char why[COLL_ASYNC_SHM_FAILURE_MAX]; /* a failure this rank met alone at creation */
-};
-
-/*
- * Who a segment belongs to: the creating rank's key, and a digest of the
- * communicator as each of its ranks knows it (context: bytes the caller encodes
- * identically on every rank, such as its id and its members). The name is the
- * digest's hex, so two communicators never share one and only holders of the key
- * can compute it; the creator's header token is a MAC under the same key.
- */
-struct coll_async_shm_identity {
-    struct coll_async_key key;
-    uint64_t digest;
-    char name[COLL_ASYNC_SHM_NAME_MAX];
 };
 
 /* 0, or -ENOMEM. */
@@ -123,7 +129,7 @@ struct coll_async_shm_config {
     size_t slot_size;
     size_t piece_size;      /* divides a slot into at most 2^COLL_ASYNC_SHM_PIECE_BITS - 1 */
     bool try_cma;
-    unsigned timeout_ms;    /* for each wait of the set-up (coll_async_shm_setup_timeout) */
+    unsigned timeout_ms;    /* for the creator's file (coll_async_shm_setup_timeout) */
 };
 
 /* Why a rank did not attach, for the one report of it. */
@@ -133,12 +139,10 @@ struct coll_async_shm_failure {
      * rank only for a cause that it alone met (the others learn the outcome,
      * not why). */
     bool speaker;
-    /* From coll_async_shm_join: every local rank meets this failure there (the
-     * creator's own, which the others see as a failed header, no file or the
-     * same foreign file; or an attacher's while it waited for the creator), so
-     * all can do without the segment from the start. Otherwise (an attacher's
-     * own: other parameters, no space or address space for its part) the ranks
-     * that did attach fail at coll_async_shm_settle(), alike. */
+    /* From coll_async_shm_join: every local rank meets this failure there, as
+     * it comes of the parameters all were given (a segment larger than memory
+     * can address), so all can do without the segment from the start. Any other
+     * failure is met at the first collective, by every rank alike. */
     bool together;
 };
 
@@ -146,16 +150,15 @@ struct coll_async_shm_failure {
 #define COLL_ASYNC_SHM_AGAIN 1
 
 /*
- * The first half of the set-up, when the communicator is created: the creator
- * (local rank creator) makes the segment of id and returns at once; every other
- * rank waits, within config's deadline, for the creator's file and header
- * alone, attaches and returns. None waits for a rank other than the creator, so
- * that concurrent creations whose creators are chosen in one order (the lowest
- * process first) cannot wait on each other. Before it is counted in, each rank
- * publishes vote (nonzero: yes) and its CMA probe of the creator. 0: attached,
- * the outcome settled by coll_async_shm_settle(); or an error (-EEXIST, -ENOSPC,
- * -ETIMEDOUT, -EOVERFLOW, -EPROTO...) with failure filled in, and then
- * failure->together says whether every rank fails here too.
+ * The first half of the set-up, when the communicator is created, waiting for
+ * nobody: the creator (local rank creator) makes the segment of id; every other
+ * rank attaches to it if the creator's header is there already, and otherwise
+ * leaves that to coll_async_shm_settle(). A rank publishes vote (nonzero: yes)
+ * and its CMA probe of the creator before it is counted in. 0, the outcome
+ * to be settled; or an error (-EOVERFLOW) that every rank meets here
+ * (failure->together), with failure filled in. A failure of this rank alone
+ * (the creator's file refused or not made, other parameters, no space) is kept:
+ * settle returns it, and the others' settle fails alike.
  */
 int coll_async_shm_join(struct coll_async_shm_segment *segment,
                         const struct coll_async_shm_identity *id, int nranks, int rank,
@@ -164,11 +167,12 @@ int coll_async_shm_join(struct coll_async_shm_segment *segment,
 
 /*
  * The second half, at first use, without blocking: COLL_ASYNC_SHM_AGAIN while
- * ranks have yet to attach (each of the nranks is in the communicator's creation
- * already, so only its join is awaited, within the deadline counted from the
- * first call); then, for good, 0 when every rank attached (and segment->cma says
- * whether all can use CMA) or, for every rank alike, an error with failure
- * filled in, when one did not or could not.
+ * this rank's attach waits for the creator's file (within config's deadline,
+ * counted from the join: the creator makes it as the communicator is created) or
+ * the others have yet to attach (for as long as it takes, as a collective waits
+ * for its peers: they attach at their own first collective); then, for good, 0
+ * when every rank attached (and segment->cma says whether all can use CMA) or,
+ * for every rank alike, an error with failure filled in, when one could not.
  */
 int coll_async_shm_settle(struct coll_async_shm_segment *segment,
                           struct coll_async_shm_failure *failure);
@@ -176,16 +180,8 @@ int coll_async_shm_settle(struct coll_async_shm_segment *segment,
 /* Once settled: whether every rank voted yes at its join. */
 bool coll_async_shm_all_voted(const struct coll_async_shm_segment *segment);
 
-/*
- * Both halves, blocking, local rank 0 the creator: every rank returns 0 (all use
- * the segment), or every rank returns an error with failure filled in, never
- * some of each, whatever the others find, however late they come, or when one
- * dies; a rank that never comes makes the others fail at their deadline.
- */
-int coll_async_shm_attach(struct coll_async_shm_segment *segment,
-                          const struct coll_async_shm_identity *id, int nranks, int rank,
-                          const struct coll_async_shm_config *config,
-                          struct coll_async_shm_failure *failure);
+/* Unmaps the segment; its creator removes the file if ranks have yet to attach
+ * (none will: the communicator is gone). */
 void coll_async_shm_detach(struct coll_async_shm_segment *segment);
 
 /* The segment's bytes for nranks ranks of slot_size; -EOVERFLOW when they do not
