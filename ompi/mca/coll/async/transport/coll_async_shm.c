@@ -460,21 +460,20 @@ static int open_at_name(const struct setup *setup, int *fd)
     return COLL_ASYNC_SHM_AGAIN;
 }
 
-/* Maps the header page, if the creator's magic is there: 0; COLL_ASYNC_SHM_AGAIN
- * while it may yet come; or, after saying why, an error. */
-static int read_header(const struct setup *setup, int fd, struct segment_header **header)
+/* Whether the creator has finished its file: its magic, read without mapping
+ * anything (a poll that maps costs every thread of the process a TLB flush). 0;
+ * COLL_ASYNC_SHM_AGAIN while it may yet come; or, after saying why, an error. */
+static int creator_finished(const struct setup *setup, int fd)
 {
-    *header = mmap(NULL, HEADER_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (MAP_FAILED == *header) {
-        *header = NULL;
-        return fail(setup, true, -errno, "could not map " SHM_DIRECTORY "%s: %s",
+    uint64_t magic = 0;
+
+    if ((ssize_t) sizeof(magic) != pread(fd, &magic, sizeof(magic), 0)) {
+        return fail(setup, true, -EIO, "could not read " SHM_DIRECTORY "%s: %s",
                     setup->id->name, strerror(errno));
     }
-    if (SEGMENT_MAGIC == __atomic_load_n(&(*header)->magic, __ATOMIC_ACQUIRE)) {
+    if (SEGMENT_MAGIC == magic) {
         return 0;
     }
-    munmap(*header, HEADER_PAGE);
-    *header = NULL;
     if (past_deadline(setup)) {
         return fail(setup, false, -ETIMEDOUT,
                     "local rank %d did not finish " SHM_DIRECTORY "%s within %u ms "
@@ -526,29 +525,40 @@ static bool probe_creator(const struct setup *setup)
  * An attaching rank, once: opens and checks the file, then either counts itself
  * in the creator's segment (its CMA vote first) or, when it cannot use it, says
  * so in the header (a file the creator vouches for) or leaves it alone (one it
- * does not). COLL_ASYNC_SHM_AGAIN while the creator's file or header is not
- * there yet.
+ * does not). COLL_ASYNC_SHM_AGAIN while the creator's file is not there or not
+ * finished yet.
  */
 static int attach_once(const struct setup *setup)
 {
     struct coll_async_shm_segment *segment = setup->segment;
     struct segment_header *header, mine = {0};
     struct stat st;
+    size_t mapped;
     int fd, rc = open_at_name(setup, &fd);
     uint64_t state;
 
+    if (0 == rc) {
+        rc = creator_finished(setup, fd);
+    }
     if (0 != rc) {
         if (fd >= 0) {
             close(fd);
         }
         return rc;
     }
-    rc = read_header(setup, fd, &header);
-    if (0 != rc) {
+    segment->joined = true; /* counted in or out below, or refusing the file */
+    /* The whole segment when it has this rank's length; else its header, which
+     * says whose parameters made it. */
+    mapped = 0 == fstat(fd, &st) && (size_t) st.st_size == setup->offsets.length
+                 ? setup->offsets.length : HEADER_PAGE;
+    header = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (MAP_FAILED == header) {
+        rc = fail(setup, true, -errno, "could not map " SHM_DIRECTORY "%s: %s",
+                  setup->id->name, strerror(errno));
         close(fd);
         return rc;
     }
-    segment->joined = true; /* counted in or out below */
+    (void) __atomic_load_n(&header->magic, __ATOMIC_ACQUIRE); /* the fields after it */
     /* The token proves the header the creator's, whatever its parameters. */
     if (SEGMENT_VERSION != header->version || header->token != header_token(setup->id, header)
         || header->nranks != (uint32_t) segment->nranks) {
@@ -574,12 +584,7 @@ static int attach_once(const struct setup *setup)
         goto out;
     }
     /* Vouched for, made with this rank's parameters, not failed: it is whole. */
-    segment->base = 0 == fstat(fd, &st) && (size_t) st.st_size == setup->offsets.length
-                        ? mmap(NULL, setup->offsets.length, PROT_READ | PROT_WRITE, MAP_SHARED,
-                               fd, 0)
-                        : MAP_FAILED;
-    if (MAP_FAILED == segment->base) {
-        segment->base = NULL;
+    if (mapped != setup->offsets.length) {
         /* It will not come in: the others fail rather than wait for it. */
         (void) record_failure(header, CAUSE_NONE, 0, segment->rank, true);
         (void) leave_failed(setup, header, true);
@@ -587,7 +592,8 @@ static int attach_once(const struct setup *setup)
                   setup->offsets.length, setup->id->name);
         goto out;
     }
-    segment->length = setup->offsets.length;
+    segment->base = header;
+    segment->length = mapped;
     place(segment, &setup->offsets);
     publish_self(setup);
     if (probe_creator(setup)) {
@@ -598,7 +604,9 @@ static int attach_once(const struct setup *setup)
     state = count_in(setup, header);
     rc = state & STATE_FAILED ? report_failure(setup, header) : 0;
 out:
-    munmap(header, HEADER_PAGE);
+    if (header != segment->base) {
+        munmap(header, mapped);
+    }
     close(fd);
     return rc;
 }
