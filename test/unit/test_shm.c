@@ -948,6 +948,37 @@ static void test_creator_cannot_map(void **state)
     job_fini(&job);
 }
 
+/* An attacher without the address space for the segment: it says so on the
+ * header page, which it can still map, and every rank fails at once instead of
+ * waiting for it. */
+static void test_attacher_cannot_map(void **state)
+{
+    struct job job;
+    pid_t pids[3];
+    int status[3];
+
+    (void) state;
+    job_init(&job, 3);
+    for (int rank = 0; rank < 3; ++rank) {
+        job.config[rank].slot_size = job.config[rank].piece_size = 8 << 20; /* 64 MiB */
+        job.results[rank].rc = 1;
+    }
+    job.delay_ms[1] = 100; /* after the creator */
+    pids[0] = spawn_rank(0, run_rank, &job);
+    pids[1] = spawn_rank(1, limit_address_space, &job);
+    pids[2] = spawn_rank(2, run_rank, &job);
+    wait_ranks(3, pids, status);
+    assert_ranks_exited_cleanly(3, pids, status);
+    assert_int_equal(job.results[1].rc, -EIO);
+    assert_failure_says(&job, 1, "could not map the");
+    for (int rank = 0; rank < 3; rank += 2) {
+        assert_true(job.results[rank].rc < 0);
+        assert_true(job.results[rank].ms < PATIENT_MS / 2);
+    }
+    assert_nothing_left(&job);
+    job_fini(&job);
+}
+
 /* Not even the header page: the creator falls back at once, the others at their
  * deadline; alike still, and nothing left. */
 static void test_no_space_for_a_header(void **state)
@@ -1111,6 +1142,7 @@ int main(void)
         cmocka_unit_test(test_full_dev_shm_for_an_attacher),
         cmocka_unit_test(test_no_space_for_a_header),
         cmocka_unit_test(test_creator_cannot_map),
+        cmocka_unit_test(test_attacher_cannot_map),
         cmocka_unit_test(test_length_overflows),
         cmocka_unit_test(test_creator_umask),
         cmocka_unit_test(test_decision_raced),

@@ -547,11 +547,16 @@ static int attach_once(const struct setup *setup)
         return rc;
     }
     segment->joined = true; /* counted in or out below, or refusing the file */
-    /* The whole segment when it has this rank's length; else its header, which
-     * says whose parameters made it. */
+    /* The whole segment when it has this rank's length; else, or without the
+     * address space for it, its header, which says whose parameters made it and
+     * where this rank says why it will not come in. */
     mapped = 0 == fstat(fd, &st) && (size_t) st.st_size == setup->offsets.length
                  ? setup->offsets.length : HEADER_PAGE;
     header = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (MAP_FAILED == header && HEADER_PAGE != mapped) {
+        mapped = HEADER_PAGE;
+        header = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    }
     if (MAP_FAILED == header) {
         rc = fail(setup, true, -errno, "could not map " SHM_DIRECTORY "%s: %s",
                   setup->id->name, strerror(errno));
