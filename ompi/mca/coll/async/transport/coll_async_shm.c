@@ -664,13 +664,12 @@ int coll_async_shm_join(struct coll_async_shm_segment *segment,
         segment->settled = rc;
         return rc;
     }
-    if (rank == creator) {
-        rc = create(&setup);
-        segment->joined = 0 == rc;
-    } else {
-        rc = attach_once(&setup);
-        rc = COLL_ASYNC_SHM_AGAIN == rc ? 0 : rc; /* the rest at settle */
+    if (rank != creator) {
+        return 0; /* it attaches at its first collective: a communicator never used
+                   * costs it nothing */
     }
+    rc = create(&setup);
+    segment->joined = 0 == rc;
     return 0 == rc ? 0 : keep_failure(segment, failure, rc);
 }
 

@@ -12,11 +12,9 @@
  *
  * One segment per (communicator, node), set up in two halves so that creating a
  * communicator never waits for a peer: when the communicator is created, its
- * creating rank makes the file and every other local rank attaches if the file
- * is ready, or else leaves it for later, neither waiting (coll_async_shm_join);
- * at the first collective each rank finishes its attach and waits, as a
- * collective waits for its peers, for the others to attach, without blocking
- * (coll_async_shm_settle). The last to attach unlinks the file, or the creator
+ * creating rank makes the file (coll_async_shm_join); at the first collective
+ * every other local rank attaches, and each waits, as a collective waits for its
+ * peers, for the others to attach, without blocking (coll_async_shm_settle). The last to attach unlinks the file, or the creator
  * does at detach. The segment holds, per local rank, a control line of sequence
  * flags and two data slots; plus a shared accumulator for the sender-side
  * reduction modes. Large data moves by single copy between the ranks' own
@@ -152,13 +150,13 @@ struct coll_async_shm_failure {
 /*
  * The first half of the set-up, when the communicator is created, waiting for
  * nobody: the creator (local rank creator) makes the segment of id; every other
- * rank attaches to it if the creator's header is there already, and otherwise
- * leaves that to coll_async_shm_settle(). A rank publishes vote (nonzero: yes)
- * and its CMA probe of the creator before it is counted in. 0, the outcome
+ * rank attaches to it at its first collective (coll_async_shm_settle), so that
+ * a communicator never used costs it nothing. A rank publishes vote (nonzero:
+ * yes) and its CMA probe of the creator before it is counted in. 0, the outcome
  * to be settled; or an error (-EOVERFLOW) that every rank meets here
- * (failure->together), with failure filled in. A failure of this rank alone
- * (the creator's file refused or not made, other parameters, no space) is kept:
- * settle returns it, and the others' settle fails alike.
+ * (failure->together), with failure filled in. The creator's own failure (a
+ * file already at the name, no space) is kept: its settle returns it, and the
+ * others' settle fails alike.
  */
 int coll_async_shm_join(struct coll_async_shm_segment *segment,
                         const struct coll_async_shm_identity *id, int nranks, int rank,
