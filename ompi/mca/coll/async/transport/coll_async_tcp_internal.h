@@ -75,7 +75,7 @@
 #define MAX_TRANSFER ((uint64_t) 1 << 48) /* no buffer is larger: a bound on totals */
 #define EVENTS_PER_PROGRESS 32
 /* How often a pass with no connection looks at the listeners (idle_pass). */
-#define IDLE_POLL_NS 100000u
+#define IDLE_POLL_PASSES 256u
 #define ACCEPTS_PER_EVENT 16
 #define READ_BUDGET (1024 * 1024) /* bytes one connection reads per progress call */
 #define STASH 2048                 /* bytes a read takes past the current payload */
@@ -210,7 +210,7 @@ struct coll_async_tcp {
     struct conn *unproven, *graveyard; /* unproven: newest first */
     struct coll_async_transfer_queue done;
     int connections;   /* sockets to peers */
-    uint64_t idle_poll_ns; /* the last epoll_wait while there were none */
+    unsigned idle_passes; /* passes while there were none */
     int pending_links; /* links with a deadline */
     int nunproven;     /* accepted connections whose HELLO has not come */
     int stalled;       /* connections not read until staging has room */
