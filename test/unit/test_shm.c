@@ -148,7 +148,7 @@ static int attach(struct coll_async_shm_segment *seg, const struct job *job, int
 {
     struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
     struct timespec start;
-    int rc = coll_async_shm_join(seg, &job->id[rank], job->nranks, rank, 0, 1,
+    int rc = coll_async_shm_prepare(seg, &job->id[rank], job->nranks, rank, 0, 1,
                                  &job->config[rank], failure);
 
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -759,7 +759,9 @@ static void test_attacher_late(void **state)
     job_fini(&job);
 }
 
-/* A creator that never comes (it died before creating the file). */
+/* A creator that never comes: the others wait for it, past the deadline for an
+ * unfinished file (a creator whose first collective comes late), until they give
+ * up (a communicator freed unused). */
 static void test_creator_never_comes(void **state)
 {
     struct job job;
@@ -767,12 +769,30 @@ static void test_creator_never_comes(void **state)
     (void) state;
     job_init(&job, 3);
     set_all(&job, set_timeout, SHORT_MS);
+    job.patience_ms = 2 * SHORT_MS;
     job.absent[0] = true;
     run_job(&job);
     for (int rank = 1; rank < 3; ++rank) {
-        assert_int_equal(job.results[rank].rc, -ETIMEDOUT);
-        assert_failure_says(&job, rank, "local rank 0 did not create");
+        assert_int_equal(job.results[rank].rc, COLL_ASYNC_SHM_AGAIN);
     }
+    assert_nothing_left(&job);
+    job_fini(&job);
+}
+
+/* A creator that comes long after the others, past the deadline for an
+ * unfinished file: every rank uses the segment. */
+static void test_creator_late(void **state)
+{
+    struct job job;
+
+    (void) state;
+    job_init(&job, 3);
+    set_all(&job, set_timeout, SHORT_MS);
+    job.delay_ms[0] = 3 * SHORT_MS;
+    job.body = meet;
+    run_job(&job);
+    assert_all(&job, 0);
+    assert_true(job.results[1].ms >= 2 * SHORT_MS);
     assert_nothing_left(&job);
     job_fini(&job);
 }
@@ -979,8 +999,10 @@ static void test_attacher_cannot_map(void **state)
     job_fini(&job);
 }
 
-/* Not even the header page: the creator falls back at once, the others at their
- * deadline; alike still, and nothing left. */
+/* Not even the header page: the creator fails at once and leaves its file
+ * unfinished, the others give up on it at their deadline; alike still. The
+ * creator's detach removes the file (a communicator's channel, closed: here the
+ * test). */
 static void test_no_space_for_a_header(void **state)
 {
     struct job job;
@@ -989,10 +1011,14 @@ static void test_no_space_for_a_header(void **state)
     job_init(&job, 2);
     set_all(&job, set_timeout, SHORT_MS);
     job.fsize[0] = 1024;
+    job.delay_ms[1] = 100; /* after the creator */
     run_job(&job);
     assert_int_equal(job.results[0].rc, -EFBIG);
     assert_int_equal(job.results[1].rc, -ETIMEDOUT);
-    assert_nothing_left(&job);
+    assert_failure_says(&job, 1, "did not finish");
+    assert_true(job.results[1].ms >= SHORT_MS);
+    assert_true(name_exists(job.id[0].name));
+    assert_int_equal(shm_unlink(job.id[0].name), 0);
     job_fini(&job);
 }
 
@@ -1136,6 +1162,7 @@ int main(void)
         cmocka_unit_test(test_attacher_never_comes),
         cmocka_unit_test(test_attacher_late),
         cmocka_unit_test(test_creator_never_comes),
+        cmocka_unit_test(test_creator_late),
         cmocka_unit_test(test_creator_dies_before_ready),
         cmocka_unit_test(test_no_space),
         cmocka_unit_test(test_full_dev_shm),

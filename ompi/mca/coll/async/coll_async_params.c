@@ -276,17 +276,17 @@ static int register_shm(void)
     if (rc < 0) {
         return rc;
     }
-    /* The creator makes the file as the communicator is created: the bound is
-     * for a creator that dies or stalls there, and must not fail a rank that is
+    /* A live creator finishes its file within microseconds: the bound is for
+     * one that died or failed while at it, and must not fail a rank that is
      * merely descheduled on a loaded node. */
     c->shm_setup_timeout = 30;
     rc = register_var("shm_setup_timeout",
-                      "Seconds a rank waits, from the communicator's creation, for the "
-                      "shared-memory segment that the communicator's first rank on the node "
-                      "makes then; past it, the first collective on the communicator fails on "
-                      "every rank of the node, with a message. (Ranks wait for each other to "
-                      "attach, at their first collective, as long as a collective waits.) "
-                      "1 to 3600.",
+                      "Seconds a rank waits for a shared-memory segment whose file it found "
+                      "at the segment's name but not finished by its creator (which died or "
+                      "failed while making it, or a stale file); past it, the collective "
+                      "fails on every rank of the node, with a message. The ranks make and "
+                      "attach the segment at their first collective on a communicator and "
+                      "wait for each other there as long as a collective waits. 1 to 3600.",
                       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &c->shm_setup_timeout);
     if (rc < 0) {
         return rc;

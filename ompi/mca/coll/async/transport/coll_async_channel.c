@@ -44,7 +44,7 @@ int coll_async_channel_open(struct coll_async_channel *channel,
         channel->shm.settled = -ENOMEM;
         return -ENOMEM;
     }
-    rc = coll_async_shm_join(&channel->shm, id, nranks, rank, creator, vote, &shm, failure);
+    rc = coll_async_shm_prepare(&channel->shm, id, nranks, rank, creator, vote, &shm, failure);
     if (0 != rc) {
         free(channel->bounce);
         channel->bounce = NULL;

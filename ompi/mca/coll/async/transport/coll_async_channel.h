@@ -43,7 +43,7 @@ struct coll_async_channel {
 };
 
 /* Opens the channel of a communicator whose nranks ranks share this node, over
- * the segment of id, creator its creating rank (coll_async_shm_join: this
+ * the segment of id, creator its creating rank (coll_async_shm_prepare: this
  * rank's half of the set-up, waiting for the creator alone; vote published to
  * all). 0: to be settled before its first use; or -errno with failure saying
  * why, and whether every rank failed alike (failure->together); otherwise the

@@ -34,7 +34,7 @@
 
 /* The creator reserves this much first: a creator that cannot have the whole
  * segment can still say so in the header, instead of leaving the others to
- * their deadline for its file. */
+ * their deadline for an unfinished file. */
 #define HEADER_PAGE 4096
 
 /* The decision: ranks counted and a bit that, once set, says every rank
@@ -187,10 +187,20 @@ static bool is_creator(const struct coll_async_shm_segment *segment)
     return segment->rank == segment->creator;
 }
 
-/* Whether the wait for the creator's file is over. */
-static bool past_deadline(const struct setup *setup)
+/* Whether the creator's file, found unfinished, has stayed so too long: a live
+ * creator finishes it within microseconds, so this one died or failed while at
+ * it (or the file is stale). The clock starts when this rank first sees it; a
+ * file not there at all is waited for without limit, as the creator makes it at
+ * its first collective, which may come much later than this rank's. */
+static bool unfinished_too_long(const struct setup *setup)
 {
-    return coll_async_now_ns() >= setup->segment->join_deadline_ns;
+    struct coll_async_shm_segment *segment = setup->segment;
+    uint64_t now = coll_async_now_ns();
+
+    if (0 == segment->unfinished_since_ns) {
+        segment->unfinished_since_ns = now;
+    }
+    return now - segment->unfinished_since_ns >= (uint64_t) segment->timeout_ms * 1000000u;
 }
 
 /* Records why this rank fails; returns rc. */
@@ -334,10 +344,7 @@ static int abandon(const struct setup *setup, int fd, int error, const char *wha
 
     header = mmap(NULL, HEADER_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (MAP_FAILED == header) {
-        /* The others find no file and fail at their deadline. */
-        shm_unlink(setup->id->name);
-        setup->segment->created = false;
-        return rc;
+        return rc; /* unfinished: the others give up on it at their deadline */
     }
     fill_header(setup, header);
     header->cause = (uint64_t) CAUSE_NO_SPACE << 48 | (uint64_t) (error & 0xffff) << 16
@@ -385,14 +392,14 @@ static int create(const struct setup *setup)
     (void) fchmod(fd, 0600); /* the umask may have narrowed it; the others check it */
     /* The header's page first: with it, any later failure can be told to the
      * others; without it, they fail at their deadline. */
+    segment->created = true; /* removed at detach, whatever happens now */
     rc = posix_fallocate(fd, 0, HEADER_PAGE);
     if (0 != rc) {
+        /* The file stays, unfinished: the others give up on it at their deadline. */
         close(fd);
-        shm_unlink(setup->id->name);
         return fail(setup, true, -rc, "could not allocate %d bytes in " SHM_DIRECTORY ": %s",
                     HEADER_PAGE, strerror(rc));
     }
-    segment->created = true;
     rc = 0 == ftruncate(fd, (off_t) length) ? reserve(setup, fd) : errno;
     if (0 != rc) {
         rc = abandon(setup, fd, rc, "could not allocate");
@@ -451,9 +458,9 @@ static int open_at_name(const struct setup *setup, int *fd)
     if (*fd < 0 && ENOENT != error && !(EACCES == error && there)) {
         return fail(setup, true, -error, "could not open %s: %s", path, strerror(error));
     }
-    if (past_deadline(setup)) {
+    if (there && unfinished_too_long(setup)) {
         return fail(setup, false, -ETIMEDOUT,
-                    "local rank %d did not create %s within %u ms "
+                    "local rank %d did not finish %s within %u ms "
                     "(coll_async_shm_setup_timeout)", setup->segment->creator, path,
                     setup->segment->timeout_ms);
     }
@@ -474,7 +481,7 @@ static int creator_finished(const struct setup *setup, int fd)
     if (SEGMENT_MAGIC == magic) {
         return 0;
     }
-    if (past_deadline(setup)) {
+    if (unfinished_too_long(setup)) {
         return fail(setup, false, -ETIMEDOUT,
                     "local rank %d did not finish " SHM_DIRECTORY "%s within %u ms "
                     "(coll_async_shm_setup_timeout)", setup->segment->creator,
@@ -634,7 +641,7 @@ static int keep_failure(struct coll_async_shm_segment *segment,
     return rc;
 }
 
-int coll_async_shm_join(struct coll_async_shm_segment *segment,
+int coll_async_shm_prepare(struct coll_async_shm_segment *segment,
                         const struct coll_async_shm_identity *id, int nranks, int rank,
                         int creator, int32_t vote, const struct coll_async_shm_config *config,
                         struct coll_async_shm_failure *failure)
@@ -652,7 +659,6 @@ int coll_async_shm_join(struct coll_async_shm_segment *segment,
     segment->try_cma = config->try_cma;
     segment->vote = vote;
     segment->timeout_ms = config->timeout_ms;
-    segment->join_deadline_ns = coll_async_now_ns() + (uint64_t) config->timeout_ms * 1000000u;
     segment->settled = 1;
     segment->id = *id;
     if (0 != compute_offsets(nranks, config->slot_size, &setup.offsets)) {
@@ -664,13 +670,8 @@ int coll_async_shm_join(struct coll_async_shm_segment *segment,
         segment->settled = rc;
         return rc;
     }
-    if (rank != creator) {
-        return 0; /* it attaches at its first collective: a communicator never used
-                   * costs it nothing */
-    }
-    rc = create(&setup);
-    segment->joined = 0 == rc;
-    return 0 == rc ? 0 : keep_failure(segment, failure, rc);
+    return 0; /* the rest at the first collective: a communicator never used costs
+               * nothing */
 }
 
 int coll_async_shm_settle(struct coll_async_shm_segment *segment,
@@ -689,7 +690,12 @@ int coll_async_shm_settle(struct coll_async_shm_segment *segment,
     }
     if (!segment->joined) {
         (void) compute_offsets(segment->nranks, segment->slot_size, &setup.offsets);
-        rc = attach_once(&setup);
+        if (is_creator(segment)) {
+            rc = create(&setup);
+            segment->joined = 0 == rc;
+        } else {
+            rc = attach_once(&setup);
+        }
         if (COLL_ASYNC_SHM_AGAIN == rc) {
             return rc;
         }
@@ -697,9 +703,9 @@ int coll_async_shm_settle(struct coll_async_shm_segment *segment,
             return keep_failure(segment, failure, rc);
         }
     }
-    /* Those missing attach at their own first collective: no deadline, as a
-     * collective has none for its peers (a rank that dies ends the job, or, under
-     * ULFM, the op: coll_async_engine.c). */
+    /* Those missing make or attach at their own first collective: no deadline, as
+     * a collective has none for its peers (a rank that dies ends the job, or,
+     * under ULFM, the op: coll_async_engine.c). */
     header = segment->base;
     state = __atomic_load_n(&header->state, __ATOMIC_ACQUIRE);
     if (!(state & STATE_FAILED) && STATE_COUNT(state) < header->nranks) {

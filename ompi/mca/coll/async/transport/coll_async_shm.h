@@ -11,23 +11,25 @@
  * coll/async: the shared-memory transport.
  *
  * One segment per (communicator, node), set up in two halves so that creating a
- * communicator never waits for a peer: when the communicator is created, its
- * creating rank makes the file (coll_async_shm_join); at the first collective
- * every other local rank attaches, and each waits, as a collective waits for its
- * peers, for the others to attach, without blocking (coll_async_shm_settle). The last to attach unlinks the file, or the creator
- * does at detach. The segment holds, per local rank, a control line of sequence
- * flags and two data slots; plus a shared accumulator for the sender-side
- * reduction modes. Large data moves by single copy between the ranks' own
- * buffers through CMA (process_vm_readv/writev) when the kernel allows it.
+ * communicator never waits for a peer, and one never used costs nothing: when the
+ * communicator is created, each rank notes what the segment will be
+ * (coll_async_shm_prepare); at its first collective the creating rank makes the
+ * file and every other local rank attaches, and each waits, as a collective waits
+ * for its peers, for the others, without blocking (coll_async_shm_settle). The
+ * last to attach unlinks the file, or the creator does at detach. The segment
+ * holds, per local rank, a control line of sequence flags and two data slots;
+ * plus a shared accumulator for the sender-side reduction modes. Large data moves
+ * by single copy between the ranks' own buffers through CMA
+ * (process_vm_readv/writev) when the kernel allows it.
  *
  * Set-up trusts nothing it finds in /dev/shm, which every user can write to. The
  * name is a MAC of the communicator under the creating rank's secret key
  * (coll_async_auth.h), which only the processes of its jobs know, so no other user
  * can take it first; every rank checks the file's type, owner, mode and size, and a
- * header the creator vouches for with a MAC of every layout parameter. The wait
- * for the creator's file has a deadline, and the ranks reach one outcome through
- * one atomic word in the header, exchanging no message: all use the segment, or
- * all fail alike.
+ * header the creator vouches for with a MAC of every layout parameter. A file
+ * found unfinished is given up on after a deadline, and the ranks reach one
+ * outcome through one atomic word in the header, exchanging no message: all use
+ * the segment, or all fail alike.
  *
  * Flags only grow: a rank publishes "I reached phase F of collective s" by storing
  * s, and the others wait until every rank's flag is at least s. No reset, no
@@ -111,7 +113,7 @@ struct coll_async_shm_segment {
     bool try_cma;
     int32_t vote;
     unsigned timeout_ms;
-    uint64_t join_deadline_ns; /* for the creator's file: from coll_async_shm_join() */
+    uint64_t unfinished_since_ns; /* when this rank first saw the creator's file unfinished */
     struct coll_async_shm_identity id;
     char why[COLL_ASYNC_SHM_FAILURE_MAX]; /* a failure this rank met alone at creation */
 };
@@ -127,7 +129,7 @@ struct coll_async_shm_config {
     size_t slot_size;
     size_t piece_size;      /* divides a slot into at most 2^COLL_ASYNC_SHM_PIECE_BITS - 1 */
     bool try_cma;
-    unsigned timeout_ms;    /* for the creator's file (coll_async_shm_setup_timeout) */
+    unsigned timeout_ms;    /* for a file found unfinished (coll_async_shm_setup_timeout) */
 };
 
 /* Why a rank did not attach, for the one report of it. */
@@ -137,7 +139,7 @@ struct coll_async_shm_failure {
      * rank only for a cause that it alone met (the others learn the outcome,
      * not why). */
     bool speaker;
-    /* From coll_async_shm_join: every local rank meets this failure there, as
+    /* From coll_async_shm_prepare: every local rank meets this failure there, as
      * it comes of the parameters all were given (a segment larger than memory
      * can address), so all can do without the segment from the start. Any other
      * failure is met at the first collective, by every rank alike. */
@@ -148,29 +150,26 @@ struct coll_async_shm_failure {
 #define COLL_ASYNC_SHM_AGAIN 1
 
 /*
- * The first half of the set-up, when the communicator is created, waiting for
- * nobody: the creator (local rank creator) makes the segment of id; every other
- * rank attaches to it at its first collective (coll_async_shm_settle), so that
- * a communicator never used costs it nothing. A rank publishes vote (nonzero:
- * yes) and its CMA probe of the creator before it is counted in. 0, the outcome
- * to be settled; or an error (-EOVERFLOW) that every rank meets here
- * (failure->together), with failure filled in. The creator's own failure (a
- * file already at the name, no space) is kept: its settle returns it, and the
- * others' settle fails alike.
+ * The first half of the set-up, when the communicator is created: what the
+ * segment of id will be, local rank creator making it, and this rank's vote
+ * (nonzero: yes), published with its CMA probe of the creator when it attaches.
+ * Touches nothing in /dev/shm. 0; or an error (-EOVERFLOW) that every rank meets
+ * here (failure->together), with failure filled in.
  */
-int coll_async_shm_join(struct coll_async_shm_segment *segment,
+int coll_async_shm_prepare(struct coll_async_shm_segment *segment,
                         const struct coll_async_shm_identity *id, int nranks, int rank,
                         int creator, int32_t vote, const struct coll_async_shm_config *config,
                         struct coll_async_shm_failure *failure);
 
 /*
- * The second half, at first use, without blocking: COLL_ASYNC_SHM_AGAIN while
- * this rank's attach waits for the creator's file (within config's deadline,
- * counted from the join: the creator makes it as the communicator is created) or
- * the others have yet to attach (for as long as it takes, as a collective waits
- * for its peers: they attach at their own first collective); then, for good, 0
- * when every rank attached (and segment->cma says whether all can use CMA) or,
- * for every rank alike, an error with failure filled in, when one could not.
+ * The second half, at first use, without blocking: the creator makes the
+ * segment, any other rank attaches to it; COLL_ASYNC_SHM_AGAIN while the
+ * creator's file is not there yet or others have yet to attach (for as long as
+ * it takes, as a collective waits for its peers: each does so at its own first
+ * collective); then, for good, 0 when every rank attached (and segment->cma says
+ * whether all can use CMA) or, for every rank alike, an error with failure
+ * filled in, when one could not (the creator's file refused, or found unfinished
+ * for longer than config's timeout; other parameters; no space).
  */
 int coll_async_shm_settle(struct coll_async_shm_segment *segment,
                           struct coll_async_shm_failure *failure);
