@@ -149,7 +149,7 @@ static int attach(struct coll_async_shm_segment *seg, const struct job *job, int
     struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
     struct timespec start;
     int rc = coll_async_shm_prepare(seg, &job->id[rank], job->nranks, rank, 0, 1,
-                                 &job->config[rank], failure);
+                                    &job->config[rank], failure);
 
     clock_gettime(CLOCK_MONOTONIC, &start);
     while (0 == rc && COLL_ASYNC_SHM_AGAIN == (rc = coll_async_shm_settle(seg, failure))

@@ -35,7 +35,9 @@ int coll_async_channel_open(struct coll_async_channel *channel,
 
     channel->seq = 0;
     channel->bounce_size = BOUNCE_SIZE;
-    /* Before the segment: a rank that does not attach makes the others fail. */
+    /* Before the segment is even prepared: a rank without this memory fails its
+     * first collective, while the others wait for it there (with
+     * MPI_ERRORS_ARE_FATAL, the default, the job ends). */
     if (0 != posix_memalign((void **) &channel->bounce, 64, 2 * BOUNCE_SIZE)) {
         channel->bounce = NULL;
         snprintf(failure->why, sizeof(failure->why), "out of memory");

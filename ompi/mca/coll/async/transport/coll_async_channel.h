@@ -44,11 +44,11 @@ struct coll_async_channel {
 
 /* Opens the channel of a communicator whose nranks ranks share this node, over
  * the segment of id, creator its creating rank (coll_async_shm_prepare: this
- * rank's half of the set-up, waiting for the creator alone; vote published to
- * all). 0: to be settled before its first use; or -errno with failure saying
- * why, and whether every rank failed alike (failure->together); otherwise the
- * channel stays failed (coll_async_channel_settle says so) and the others'
- * settle fails. */
+ * rank's half of the set-up, which waits for nobody and makes nothing; vote
+ * published to all at the attach). 0: to be settled before its first use, which
+ * makes or attaches the segment; or -errno with failure saying why, and whether
+ * every rank failed alike (failure->together); otherwise the channel stays
+ * failed (coll_async_channel_settle says so) and the others' settle fails. */
 int coll_async_channel_open(struct coll_async_channel *channel,
                            const struct coll_async_shm_identity *id, int nranks, int rank,
                            int creator, int32_t vote,

@@ -642,9 +642,10 @@ static int keep_failure(struct coll_async_shm_segment *segment,
 }
 
 int coll_async_shm_prepare(struct coll_async_shm_segment *segment,
-                        const struct coll_async_shm_identity *id, int nranks, int rank,
-                        int creator, int32_t vote, const struct coll_async_shm_config *config,
-                        struct coll_async_shm_failure *failure)
+                           const struct coll_async_shm_identity *id, int nranks, int rank,
+                           int creator, int32_t vote,
+                           const struct coll_async_shm_config *config,
+                           struct coll_async_shm_failure *failure)
 {
     struct setup setup = {.segment = segment, .id = &segment->id, .failure = failure};
     int rc;

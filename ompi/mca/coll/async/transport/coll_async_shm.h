@@ -157,9 +157,10 @@ struct coll_async_shm_failure {
  * here (failure->together), with failure filled in.
  */
 int coll_async_shm_prepare(struct coll_async_shm_segment *segment,
-                        const struct coll_async_shm_identity *id, int nranks, int rank,
-                        int creator, int32_t vote, const struct coll_async_shm_config *config,
-                        struct coll_async_shm_failure *failure);
+                           const struct coll_async_shm_identity *id, int nranks, int rank,
+                           int creator, int32_t vote,
+                           const struct coll_async_shm_config *config,
+                           struct coll_async_shm_failure *failure);
 
 /*
  * The second half, at first use, without blocking: the creator makes the
