@@ -169,9 +169,8 @@ static bool open_among(struct coll_async_channel *channel, const struct members 
 }
 
 /* This rank's domain's channel and, when it leads, the leaders'; whether it
- * opened all it needs. Both are tried whatever the first gives, so that no
- * other member waits for this one as their creator until its deadline. A rank
- * that is to attach at its first collective votes yes: what it meets there
+ * prepared all it needs (its vote). Both are prepared whatever the first gives.
+ * What a rank meets when it makes or attaches them, at its first collective,
  * fails the collective, as on the node's channel. */
 static bool open_channels(struct coll_async_numa *numa, const struct members *m,
                           const struct coll_async_channel_config *config)

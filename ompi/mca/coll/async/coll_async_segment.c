@@ -19,8 +19,8 @@
  * communicators one at a time per process, from its progress engine, so a wait
  * there for a peer would hold up every other communicator that process creates
  * meanwhile (threads creating communicators at once: each process enables them
- * in its own order). A rank that finds the creator's file not there yet attaches
- * at its first collective instead (coll_async_settle.c).
+ * in its own order). The segment is made and attached at the communicator's
+ * first collective instead (coll_async_settle.c).
  */
 
 #include "ompi_config.h"

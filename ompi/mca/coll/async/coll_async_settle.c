@@ -15,13 +15,13 @@
  * one communicator at a time per process, so that a wait there for another
  * rank's half of the set-up would hold up the communicators that rank creates
  * meanwhile (threads creating communicators at once). So the module's enable
- * waits for nobody (coll_async_segment.c: the creator makes the segment), and
- * the rest is done here, before the communicator's first op begins, by
- * whichever thread steps it: the caller of a blocking collective, or the
- * progress thread for a nonblocking one. The other ranks attach here, and each
- * then waits for the others to have attached, as an op waits for its peers. Nothing blocks: an op whose channels
- * are not settled yet reports COLL_ASYNC_AGAIN, as one whose peers have not
- * arrived does. The NUMA split's outcome, voted with each rank's attach of its
+ * only prepares its channels (coll_async_segment.c), and the segments are made
+ * and attached here, before the communicator's first op begins, by whichever
+ * thread steps it: the caller of a blocking collective, or the progress thread
+ * for a nonblocking one; each rank then waits for the others to have attached,
+ * as an op waits for its peers. Nothing blocks: an op whose channels are not
+ * settled yet reports COLL_ASYNC_AGAIN, as one whose peers have not arrived
+ * does. The NUMA split's outcome, voted with each rank's attach of its
  * node's channel, is read here too. A failure here is every rank's alike: the op
  * fails with a message, and so does every collective after it on this
  * communicator.

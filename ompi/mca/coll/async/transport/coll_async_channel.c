@@ -48,9 +48,8 @@ int coll_async_channel_open(struct coll_async_channel *channel,
     }
     rc = coll_async_shm_prepare(&channel->shm, id, nranks, rank, creator, vote, &shm, failure);
     if (0 != rc) {
-        free(channel->bounce);
+        free(channel->bounce); /* the segment keeps its failure (settled) */
         channel->bounce = NULL;
-        channel->shm.settled = rc;
     }
     return rc;
 }

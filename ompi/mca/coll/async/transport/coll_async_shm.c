@@ -177,7 +177,6 @@ static uint64_t header_token(const struct coll_async_shm_identity *id,
 /* What one rank's set-up works with. */
 struct setup {
     struct coll_async_shm_segment *segment;
-    const struct coll_async_shm_identity *id;
     struct coll_async_shm_failure *failure;
     struct offsets offsets;
 };
@@ -293,7 +292,7 @@ static void fill_header(const struct setup *setup, struct segment_header *header
     header->slot_size = setup->segment->slot_size;
     header->piece_size = setup->segment->piece_size;
     header->length = setup->offsets.length;
-    header->token = header_token(setup->id, header);
+    header->token = header_token(&setup->segment->id, header);
 }
 
 /* This rank's pid, vote and the address the others' CMA probe reads, published
@@ -352,7 +351,7 @@ static int abandon(const struct setup *setup, int fd, int error, const char *wha
     header->state = STATE_FAILED | 1;
     __atomic_store_n(&header->magic, SEGMENT_MAGIC, __ATOMIC_RELEASE);
     if (1 == setup->segment->nranks) {
-        shm_unlink(setup->id->name);
+        shm_unlink(setup->segment->id.name);
         setup->segment->created = false;
     }
     munmap(header, HEADER_PAGE);
@@ -366,7 +365,7 @@ static int refuse_existing(const struct setup *setup)
     char path[sizeof(SHM_DIRECTORY) + COLL_ASYNC_SHM_NAME_MAX], found[96] = "gone again";
     struct stat st;
 
-    coll_async_shm_path(setup->id, path, sizeof(path));
+    coll_async_shm_path(&setup->segment->id, path, sizeof(path));
     if (0 == lstat(path, &st)) {
         describe(&st, found, sizeof(found));
     }
@@ -381,13 +380,13 @@ static int create(const struct setup *setup)
     struct coll_async_shm_segment *segment = setup->segment;
     struct segment_header *header;
     size_t length = setup->offsets.length;
-    int fd = shm_open(setup->id->name, O_CREAT | O_EXCL | O_RDWR | O_NONBLOCK, 0600);
+    int fd = shm_open(segment->id.name, O_CREAT | O_EXCL | O_RDWR | O_NONBLOCK, 0600);
     int rc;
 
     if (fd < 0) {
         return EEXIST == errno ? refuse_existing(setup)
                                : fail(setup, true, -errno, "could not create " SHM_DIRECTORY
-                                      "%s: %s", setup->id->name, strerror(errno));
+                                      "%s: %s", segment->id.name, strerror(errno));
     }
     (void) fchmod(fd, 0600); /* the umask may have narrowed it; the others check it */
     /* The header's page first: with it, any later failure can be told to the
@@ -423,7 +422,7 @@ static int create(const struct setup *setup)
     header->state = 1;
     __atomic_store_n(&header->magic, SEGMENT_MAGIC, __ATOMIC_RELEASE);
     if (1 == segment->nranks) {
-        shm_unlink(setup->id->name);
+        shm_unlink(segment->id.name);
         segment->created = false;
     }
     return 0;
@@ -443,8 +442,8 @@ static int open_at_name(const struct setup *setup, int *fd)
     struct stat st;
     bool there;
 
-    coll_async_shm_path(setup->id, path, sizeof(path));
-    *fd = shm_open(setup->id->name, O_RDWR | O_NONBLOCK, 0);
+    coll_async_shm_path(&setup->segment->id, path, sizeof(path));
+    *fd = shm_open(setup->segment->id.name, O_RDWR | O_NONBLOCK, 0);
     error = errno;
     there = 0 == (*fd >= 0 ? fstat(*fd, &st) : lstat(path, &st));
     if (there && !could_be_ours(&st)) {
@@ -476,7 +475,7 @@ static int creator_finished(const struct setup *setup, int fd)
 
     if ((ssize_t) sizeof(magic) != pread(fd, &magic, sizeof(magic), 0)) {
         return fail(setup, true, -EIO, "could not read " SHM_DIRECTORY "%s: %s",
-                    setup->id->name, strerror(errno));
+                    setup->segment->id.name, strerror(errno));
     }
     if (SEGMENT_MAGIC == magic) {
         return 0;
@@ -485,7 +484,7 @@ static int creator_finished(const struct setup *setup, int fd)
         return fail(setup, false, -ETIMEDOUT,
                     "local rank %d did not finish " SHM_DIRECTORY "%s within %u ms "
                     "(coll_async_shm_setup_timeout)", setup->segment->creator,
-                    setup->id->name, setup->segment->timeout_ms);
+                    setup->segment->id.name, setup->segment->timeout_ms);
     }
     return COLL_ASYNC_SHM_AGAIN;
 }
@@ -497,7 +496,7 @@ static uint64_t count_in(const struct setup *setup, struct segment_header *heade
     uint64_t state = __atomic_add_fetch(&header->state, 1, __ATOMIC_ACQ_REL);
 
     if (STATE_COUNT(state) == header->nranks) {
-        shm_unlink(setup->id->name);
+        shm_unlink(setup->segment->id.name);
     }
     return state;
 }
@@ -509,7 +508,7 @@ static int leave_failed(const struct setup *setup, struct segment_header *header
     if (!counted) {
         (void) count_in(setup, header);
     } else if (STATE_COUNT(__atomic_load_n(&header->state, __ATOMIC_ACQUIRE)) == header->nranks) {
-        shm_unlink(setup->id->name);
+        shm_unlink(setup->segment->id.name);
     }
     return report_failure(setup, header);
 }
@@ -566,17 +565,18 @@ static int attach_once(const struct setup *setup)
     }
     if (MAP_FAILED == header) {
         rc = fail(setup, true, -errno, "could not map " SHM_DIRECTORY "%s: %s",
-                  setup->id->name, strerror(errno));
+                  segment->id.name, strerror(errno));
         close(fd);
         return rc;
     }
     (void) __atomic_load_n(&header->magic, __ATOMIC_ACQUIRE); /* the fields after it */
     /* The token proves the header the creator's, whatever its parameters. */
-    if (SEGMENT_VERSION != header->version || header->token != header_token(setup->id, header)
+    if (SEGMENT_VERSION != header->version
+        || header->token != header_token(&segment->id, header)
         || header->nranks != (uint32_t) segment->nranks) {
         rc = fail(setup, false, -EPROTO,
                   SHM_DIRECTORY "%s was not made by local rank %d for this communicator: "
-                  "refused", setup->id->name, segment->creator);
+                  "refused", segment->id.name, segment->creator);
         goto out;
     }
     fill_header(setup, &mine);
@@ -601,7 +601,7 @@ static int attach_once(const struct setup *setup)
         (void) record_failure(header, CAUSE_NONE, 0, segment->rank, true);
         (void) leave_failed(setup, header, true);
         rc = fail(setup, true, -EIO, "could not map the %zu bytes of " SHM_DIRECTORY "%s",
-                  setup->offsets.length, setup->id->name);
+                  setup->offsets.length, segment->id.name);
         goto out;
     }
     segment->base = header;
@@ -647,7 +647,7 @@ int coll_async_shm_prepare(struct coll_async_shm_segment *segment,
                            const struct coll_async_shm_config *config,
                            struct coll_async_shm_failure *failure)
 {
-    struct setup setup = {.segment = segment, .id = &segment->id, .failure = failure};
+    struct setup setup = {.segment = segment, .failure = failure};
     int rc;
 
     memset(segment, 0, sizeof(*segment));
@@ -678,7 +678,7 @@ int coll_async_shm_prepare(struct coll_async_shm_segment *segment,
 int coll_async_shm_settle(struct coll_async_shm_segment *segment,
                           struct coll_async_shm_failure *failure)
 {
-    struct setup setup = {.segment = segment, .id = &segment->id, .failure = failure};
+    struct setup setup = {.segment = segment, .failure = failure};
     struct segment_header *header;
     uint64_t state;
     int rc;

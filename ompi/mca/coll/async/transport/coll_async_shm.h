@@ -115,7 +115,7 @@ struct coll_async_shm_segment {
     unsigned timeout_ms;
     uint64_t unfinished_since_ns; /* when this rank first saw the creator's file unfinished */
     struct coll_async_shm_identity id;
-    char why[COLL_ASYNC_SHM_FAILURE_MAX]; /* a failure this rank met alone at creation */
+    char why[COLL_ASYNC_SHM_FAILURE_MAX]; /* this rank's failure, said at each settle */
 };
 
 /* 0, or -ENOMEM. */
