@@ -717,84 +717,74 @@ static void test_parameters_differ(void **state)
     job_fini(&job);
 }
 
-/* Ranks that never come, or come too late */
+/* Ranks that never come, or come late */
 
-/* An attacher that never comes: the others wait for it, neither failing nor
- * using the segment, until they give up (a communicator freed unused); the
- * creator then removes the file. */
+/* Rank `absent` never comes: the others wait for it, neither failing nor using
+ * the segment, past the deadline for an unfinished file, until they give up (a
+ * communicator freed unused); the creator, if it came, then removes the file. */
+static void run_with_absent(int absent)
+{
+    struct job job;
+
+    job_init(&job, 3);
+    set_all(&job, set_timeout, SHORT_MS);
+    job.patience_ms = 2 * SHORT_MS;
+    job.absent[absent] = true;
+    run_job(&job);
+    for (int rank = 0; rank < 3; ++rank) {
+        if (rank != absent) {
+            assert_int_equal(job.results[rank].rc, COLL_ASYNC_SHM_AGAIN);
+            assert_true(job.results[rank].ms >= 2 * SHORT_MS);
+        }
+    }
+    assert_nothing_left(&job);
+    job_fini(&job);
+}
+
+/* Rank `late` comes long after the others, past the deadline for an unfinished
+ * file (a rank whose first collective on a communicator comes late): rank
+ * `waiter` waits for it, and every rank uses the segment. */
+static void run_with_late(int late, int waiter)
+{
+    struct job job;
+
+    job_init(&job, 3);
+    set_all(&job, set_timeout, SHORT_MS);
+    job.delay_ms[late] = 3 * SHORT_MS;
+    job.body = meet;
+    run_job(&job);
+    assert_all(&job, 0);
+    assert_true(job.results[waiter].ms >= 2 * SHORT_MS);
+    assert_nothing_left(&job);
+    job_fini(&job);
+}
+
+/* An attacher that never comes. */
 static void test_attacher_never_comes(void **state)
 {
-    struct job job;
-
     (void) state;
-    job_init(&job, 3);
-    set_all(&job, set_timeout, SHORT_MS);
-    job.patience_ms = 2 * SHORT_MS;
-    job.absent[1] = true;
-    run_job(&job);
-    for (int rank = 0; rank < 3; rank += 2) {
-        assert_int_equal(job.results[rank].rc, COLL_ASYNC_SHM_AGAIN);
-        assert_true(job.results[rank].ms >= 2 * SHORT_MS);
-    }
-    assert_nothing_left(&job);
-    job_fini(&job);
+    run_with_absent(1);
 }
 
-/* An attacher that comes long after the others, past the deadline for the
- * creator's file (a rank whose first collective on a communicator comes late):
- * the file is still there, and every rank uses the segment. */
+/* An attacher that comes late: the creator waits for it. */
 static void test_attacher_late(void **state)
 {
-    struct job job;
-
     (void) state;
-    job_init(&job, 3);
-    set_all(&job, set_timeout, SHORT_MS);
-    job.delay_ms[1] = 3 * SHORT_MS;
-    job.body = meet;
-    run_job(&job);
-    assert_all(&job, 0);
-    assert_true(job.results[0].ms >= 2 * SHORT_MS);
-    assert_nothing_left(&job);
-    job_fini(&job);
+    run_with_late(1, 0);
 }
 
-/* A creator that never comes: the others wait for it, past the deadline for an
- * unfinished file (a creator whose first collective comes late), until they give
- * up (a communicator freed unused). */
+/* A creator that never comes. */
 static void test_creator_never_comes(void **state)
 {
-    struct job job;
-
     (void) state;
-    job_init(&job, 3);
-    set_all(&job, set_timeout, SHORT_MS);
-    job.patience_ms = 2 * SHORT_MS;
-    job.absent[0] = true;
-    run_job(&job);
-    for (int rank = 1; rank < 3; ++rank) {
-        assert_int_equal(job.results[rank].rc, COLL_ASYNC_SHM_AGAIN);
-    }
-    assert_nothing_left(&job);
-    job_fini(&job);
+    run_with_absent(0);
 }
 
-/* A creator that comes long after the others, past the deadline for an
- * unfinished file: every rank uses the segment. */
+/* A creator that comes late: the others wait for its file. */
 static void test_creator_late(void **state)
 {
-    struct job job;
-
     (void) state;
-    job_init(&job, 3);
-    set_all(&job, set_timeout, SHORT_MS);
-    job.delay_ms[0] = 3 * SHORT_MS;
-    job.body = meet;
-    run_job(&job);
-    assert_all(&job, 0);
-    assert_true(job.results[1].ms >= 2 * SHORT_MS);
-    assert_nothing_left(&job);
-    job_fini(&job);
+    run_with_late(0, 1);
 }
 
 /* A creator that died after creating and sizing the file, before its header was
