@@ -168,11 +168,6 @@ int mca_coll_async_segment_open(struct coll_async_channel *channel,
     rc = identify(&id, comm, ranks, count, creator, role, &failure);
     if (OMPI_SUCCESS == rc) {
         coll_async_shm_path(&id, path, sizeof(path));
-        /* Should this process die before the file is removed, the launcher's
-         * daemon removes it (vader does the same). */
-        if (creator == index) {
-            coll_async_remove_at_exit(path);
-        }
         rc = coll_async_channel_open(channel, &id, count, index, creator, vote ? 1 : 0, config,
                                      &failure);
     }
@@ -197,7 +192,19 @@ int mca_coll_async_segment_settle(struct coll_async_channel *channel,
                                   struct coll_async_failure *said)
 {
     struct coll_async_shm_failure failure = {.speaker = false};
-    int rc = coll_async_channel_settle(channel, &failure);
+    char path[sizeof("/dev/shm") + COLL_ASYNC_SHM_NAME_MAX];
+    int rc;
+
+    /* Should the creator die before it removes the file, the launcher's daemon
+     * removes it (vader asks the same). Asked when the file is about to be made,
+     * not at creation: the request is a round trip to the daemon (it tripled
+     * MPI_Comm_dup's time), and a communicator that runs no collective makes no
+     * file. */
+    if (coll_async_shm_will_create(&channel->shm)) {
+        coll_async_shm_path(&channel->shm.id, path, sizeof(path));
+        coll_async_remove_at_exit(path);
+    }
+    rc = coll_async_channel_settle(channel, &failure);
 
     if (rc < 0) {
         /* The transport says why, every time: a failure this rank met at

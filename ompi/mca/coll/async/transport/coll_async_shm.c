@@ -675,6 +675,11 @@ int coll_async_shm_prepare(struct coll_async_shm_segment *segment,
                * nothing */
 }
 
+bool coll_async_shm_will_create(const struct coll_async_shm_segment *segment)
+{
+    return segment->settled > 0 && !segment->joined && is_creator(segment);
+}
+
 int coll_async_shm_settle(struct coll_async_shm_segment *segment,
                           struct coll_async_shm_failure *failure)
 {

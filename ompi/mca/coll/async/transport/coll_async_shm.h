@@ -175,6 +175,10 @@ int coll_async_shm_prepare(struct coll_async_shm_segment *segment,
 int coll_async_shm_settle(struct coll_async_shm_segment *segment,
                           struct coll_async_shm_failure *failure);
 
+/* Whether the next settle makes the file (this rank is its creator and has not
+ * tried yet): the moment to ask for its removal should this process die. */
+bool coll_async_shm_will_create(const struct coll_async_shm_segment *segment);
+
 /* Once settled: whether every rank voted yes at its join. */
 bool coll_async_shm_all_voted(const struct coll_async_shm_segment *segment);
 
