@@ -136,8 +136,7 @@ static int identify(struct coll_async_shm_identity *id, struct ompi_communicator
  * collective: the channel stays, failed, and every rank's collectives on it fail
  * alike from the first (mca_coll_async_segment_settle), each saying why, since
  * Open MPI shows one rank's help message of a topic and drops the others'. The
- * transport keeps its own failures; this one's (identify(), the channel's memory)
- * came before it. */
+ * transport keeps its own failures; this one (identify()'s) came before it. */
 static void fail_alone(struct coll_async_channel *channel, struct ompi_communicator_t *comm,
                        int rc, const char *path, const struct coll_async_shm_failure *failure)
 {

@@ -56,7 +56,8 @@ int coll_async_channel_open(struct coll_async_channel *channel,
                            struct coll_async_shm_failure *failure);
 
 /* Without blocking: COLL_ASYNC_SHM_AGAIN until every rank has attached, then 0
- * for good, or the error every rank gets alike (coll_async_shm_settle). */
+ * for good, or the error every rank gets alike (coll_async_shm_settle); -ENOMEM
+ * for this rank alone when it cannot have its staging memory. */
 int coll_async_channel_settle(struct coll_async_channel *channel,
                               struct coll_async_shm_failure *failure);
 void coll_async_channel_close(struct coll_async_channel *channel);
