@@ -185,6 +185,7 @@ int main(int argc, char **argv)
         }
         printf("coll_ulfm: rank %d: shrunk to %d ranks, allreduce %s\n", rank, n,
                ok ? "exact and native" : "FAILED");
+        fflush(stdout); /* said before MPI_Finalize, which may hang (test/run) */
     }
     MPI_Comm_free(&shrunk);
     MPI_Comm_free(&comm);
