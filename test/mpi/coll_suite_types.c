@@ -60,7 +60,9 @@ uint64_t suite_hash(uint64_t a, uint64_t b, uint64_t c)
  * millions of elements per check). */
 static inline uint64_t below(uint64_t h, uint64_t n)
 {
-    return (uint64_t) (((unsigned __int128) h * n) >> 64);
+    __extension__ typedef unsigned __int128 u128; /* gcc and clang have it */
+
+    return (uint64_t) (((u128) h * n) >> 64);
 }
 
 /* round * ROUND_STRIDE, added to every element index (see set_input_round()). The

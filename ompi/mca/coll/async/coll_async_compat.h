@@ -53,6 +53,13 @@
 #    include "opal/threads/thread_usage.h"
 #endif
 
+/* Whether Open MPI was built with ULFM (5.0 may be; 4.1 has no such macro). */
+#if defined(OPAL_ENABLE_FT_MPI) && OPAL_ENABLE_FT_MPI
+#    define COLL_ASYNC_FT 1
+#else
+#    define COLL_ASYNC_FT 0
+#endif
+
 /* The component structure's version, and how a component exports it. */
 #if OMPI_MAJOR_VERSION >= 5
 #    define COLL_ASYNC_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_4_0

@@ -379,7 +379,7 @@ struct coll_async_peers *mca_coll_async_module_peers(mca_coll_async_module_t *mo
     return peers;
 }
 
-#if OPAL_ENABLE_FT_MPI
+#if COLL_ASYNC_FT
 /* Under ULFM a process of the communicator has failed (its collectives are
  * revoked) or the communicator was revoked: the collectives in flight end with
  * MPI's error instead of waiting for the dead. Read by the progress thread too. */
@@ -399,7 +399,7 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     mca_coll_async_module_t *module = (mca_coll_async_module_t *) base;
 
     module->below = *comm->c_coll;
-#if OPAL_ENABLE_FT_MPI
+#if COLL_ASYNC_FT
     if (ompi_ftmpi_enabled) {
         module->stream.abandoned = module->agree_stream.abandoned = comm_failed;
         module->stream.owner = module->agree_stream.owner = comm;
@@ -415,7 +415,7 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
         module->super.coll_agree = NULL;
         module->super.coll_iagree = NULL;
     }
-#    if OPAL_ENABLE_FT_MPI
+#    if COLL_ASYNC_FT
     else if (ompi_ftmpi_enabled && comm == &ompi_mpi_comm_world.comm) {
         mca_coll_async_show_help(0 == ompi_comm_rank(comm), "no fault-tolerant agreement");
     }

@@ -207,10 +207,10 @@ int mca_coll_async_request_post(const struct coll_async_sched *op,
 }
 
 /* MPI_Start and MPI_Startall on persistent requests of this component. */
-static int request_start(size_t count, ompi_request_t **requests)
+static int request_start(size_t count, ompi_request_t **started)
 {
     for (size_t i = 0; i < count; ++i) {
-        mca_coll_async_request_t *req = (mca_coll_async_request_t *) requests[i];
+        mca_coll_async_request_t *req = (mca_coll_async_request_t *) started[i];
 
         COLL_ASYNC_TAKEN_OVER(req); /* from the thread that completed its last start */
         req->op = req->persistent;

@@ -25,6 +25,7 @@
 #include "opal/util/proc.h"
 #include "opal/util/show_help.h"
 
+#include "coll_async_compat.h"
 #include "coll_async_failure.h"
 #include "coll_async_say.h"
 
@@ -46,12 +47,16 @@ static struct later *later;
  * data directory (a component in ~/.openmpi/components, say), so the component
  * adds its own directory to the places Open MPI looks for help files.
  */
+/* An object of the component's own, whose address dladdr() can take (ISO C has no
+ * conversion of a function's address to void *). */
+static const char in_this_library;
+
 void mca_coll_async_say_init(void)
 {
     Dl_info info;
     char *path;
 
-    if (0 == dladdr((void *) mca_coll_async_say_init, &info) || NULL == info.dli_fname) {
+    if (0 == dladdr(&in_this_library, &info) || NULL == info.dli_fname) {
         return;
     }
     path = strdup(info.dli_fname);
@@ -158,7 +163,7 @@ int mca_coll_async_mpi_error(int status)
     if (OMPI_SUCCESS == status || status > 0) {
         return status;
     }
-#if OPAL_ENABLE_FT_MPI
+#if COLL_ASYNC_FT
     /* A peer's death reaches a rank through its transports (or its node's leader)
      * before ULFM's notice, and as more than one error. */
     if (ompi_ftmpi_enabled && OMPI_ERR_OUT_OF_RESOURCE != status) {
