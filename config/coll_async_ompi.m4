@@ -8,19 +8,19 @@
 #
 # COLL_ASYNC_FIND_OMPI
 # --------------------
-# Finds Open MPI 4.1 or 5.0 and its internal headers (ompi_config.h,
+# Finds Open MPI 4.1, 5.0 or 6.0 and its internal headers (ompi_config.h,
 # ompi/mca/coll/coll.h), through --with-ompi=DIR or the mpicc wrapper on PATH; with
 # --with-ompi-src=TREE, in the configured source tree the installation was built
 # from (checked to be the same version and configuration by
 # config/ompi-tree-check), for an installation without them. Sets
-# CPPFLAGS, OMPI_LIBS, coll_async_ompi_version, coll_async_ompi_series (4.1 or 5.0),
+# CPPFLAGS, OMPI_LIBS, coll_async_ompi_version, coll_async_ompi_series (4.1, 5.0 or 6.0),
 # coll_async_ompi_incdir and OMPI_INFO. Which series it is comes from the headers
 # (OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION); the component's compatibility layer
 # (coll_async_compat.h) reads the same macros, so nothing else is defined here.
 AC_DEFUN([COLL_ASYNC_FIND_OMPI], [
     AC_ARG_WITH([ompi],
         [AS_HELP_STRING([--with-ompi=DIR],
-            [prefix of the Open MPI 4.1 or 5.0 installation to build against
+            [prefix of the Open MPI 4.1, 5.0 or 6.0 installation to build against
              (default: the one whose mpicc is on PATH)])])
     AC_ARG_WITH([ompi-src],
         [AS_HELP_STRING([--with-ompi-src=TREE],
@@ -33,7 +33,7 @@ AC_DEFUN([COLL_ASYNC_FIND_OMPI], [
           [AC_PATH_PROG([MPICC], [mpicc], [], [$with_ompi/bin])],
           [AC_PATH_PROG([MPICC], [mpicc])])
     AS_IF([test -z "$MPICC"],
-          [AC_MSG_ERROR([mpicc was not found. Install Open MPI 4.1 or 5.0 with its development
+          [AC_MSG_ERROR([mpicc was not found. Install Open MPI 4.1, 5.0 or 6.0 with its development
 files (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) or pass
 --with-ompi=PREFIX of an Open MPI installation.])])
     OMPI_INFO=`AS_DIRNAME(["$MPICC"])`/ompi_info
@@ -68,7 +68,13 @@ files (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) or pass
     for dir in `$MPICC --showme:libdirs`; do
         OMPI_LIBS="$OMPI_LIBS -L$dir"
     done
-    OMPI_LIBS="$OMPI_LIBS -lmpi"
+    # The libraries mpicc links: libmpi, and on 6.0 libopen_mpi too, which holds the
+    # predefined handles (MPI_SUM, MPI_COMM_WORLD) that mpi.h names.
+    coll_async_libs=`$MPICC --showme:libs 2>/dev/null`
+    AS_IF([test -z "$coll_async_libs"], [coll_async_libs=mpi])
+    for lib in $coll_async_libs; do
+        OMPI_LIBS="$OMPI_LIBS -l$lib"
+    done
     AC_SUBST([OMPI_LIBS])
     # Debian's packages lack a few headers that others they ship include (4.1:
     # ompi/mpi/fortran/base/fint_2_int.h, from ompi/op/op.h; 5.0: the pthreads
@@ -77,8 +83,8 @@ files (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) or pass
     coll_async_compat=`cd "$srcdir" && pwd`/config/compat
     CPPFLAGS="$CPPFLAGS $coll_async_ompi_cppflags $coll_async_ompi_tree_flags -I$coll_async_compat"
 
-    # Open MPI 5.0's headers include PMIx's own (pmix.h), which a system PMIx keeps
-    # in a directory of its own (Debian 13: /usr/lib/<arch>/pmix2/include), named
+    # Open MPI 5.0 and 6.0's headers include PMIx's own (pmix.h), which a system PMIx
+    # keeps in a directory of its own (Debian 13, unstable: /usr/lib/<arch>/pmix2/include), named
     # by its pkg-config file; Open MPI's wrapper does not list it.
     AC_MSG_CHECKING([for Open MPI's internal headers])
     coll_async_save_CPPFLAGS=$CPPFLAGS
@@ -99,7 +105,7 @@ files (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) or pass
          AC_MSG_ERROR([Open MPI's internal headers (ompi_config.h, ompi/mca/coll/coll.h) were
 not found or do not compile with the include directories that
 '$MPICC --showme:incdirs' reports. An Open MPI component is built against them.
-Debian/Ubuntu: apt-get install libopenmpi-dev (5.0: also libpmix-dev). For a
+Debian/Ubuntu: apt-get install libopenmpi-dev (5.0, 6.0: also libpmix-dev). For a
 source-built Open MPI without them (not configured with --with-devel-headers), pass
 its prefix with --with-ompi=PREFIX and the source tree it was configured and built
 in with --with-ompi-src=TREE.])],
@@ -155,7 +161,7 @@ return __sync_bool_compare_and_swap(&word, (__int128) 0, (__int128) 1);
 
     AC_MSG_CHECKING([which Open MPI series the headers are])
     coll_async_ompi_series=
-    for coll_async_series in 4.1 5.0; do
+    for coll_async_series in 4.1 5.0 6.0; do
         AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
 #include "ompi_config.h"
 #if OMPI_MAJOR_VERSION != ${coll_async_series%.*} || OMPI_MINOR_VERSION != ${coll_async_series#*.}

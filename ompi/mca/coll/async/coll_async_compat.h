@@ -9,14 +9,19 @@
 
 /*
  * coll/async: what differs between the Open MPI series the component builds against
- * (4.1.x and 5.0.x), chosen by the headers' own OMPI_MAJOR_VERSION. Everything else
- * in the component is written once, against the names defined here.
+ * (4.1.x, 5.0.x and 6.0.x), chosen by the headers' own OMPI_MAJOR_VERSION. Everything
+ * else in the component is written once, against the names defined here.
  *
  * - headers that moved: the thread-usage macros (opal/threads -> opal/mca/threads),
  *   the runtime (ORTE's ompi/mca/rte -> ompi/runtime/ompi_rte.h over PRRTE), the
  *   modex (opal/mca/pmix's framework -> PMIx itself, through pmix-internal.h);
- * - the coll framework's version (2.0.0 -> 2.4.0; the module and component
- *   structures keep their unversioned names in both);
+ * - the coll framework's version (2.0.0 -> 2.4.0 -> 3.0.0; the module and component
+ *   structures keep their unversioned names in all);
+ * - 6.0's framework (3.0.0): counts are size_t, the v-collectives' counts and
+ *   displacements are ompi_count_array_t and ompi_disp_array_t (int or, from MPI-4's
+ *   _c calls, 64-bit values), and a module installs its own functions on the
+ *   communicator in its enable and takes them back in its disable, where 4.1 and
+ *   5.0's coll base copied them (coll_async_module_install, _uninstall);
  * - the modex: the same OPAL_MODEX_* macros, but scope, key and type names are
  *   PMIx's own in 5.0 (which waits for ever for a key another node's process
  *   never published: every process publishes its card, coll_async_card.h);
@@ -27,10 +32,9 @@
  * - what the MPI bindings keep in a nonblocking collective's request;
  * - reading an info object: into the caller's buffers in 4.1, as reference-counted
  *   strings (opal_cstring_t) in 5.0.
- * Persistent collectives, progress and the module interface need nothing here: 4.1
- * already has the coll_<name>_init entry points 5.0 has, with the same signatures,
- * and 5.0.x's coll base still copies each selected module's functions into
- * comm->c_coll (later series have modules install their own in enable).
+ * Persistent collectives and progress need nothing here: 4.1 already has the
+ * coll_<name>_init entry points 5.0 and 6.0 have, with the same arguments but for
+ * 6.0's count types.
  */
 
 #ifndef MCA_COLL_ASYNC_COMPAT_H
@@ -38,10 +42,14 @@
 
 #include "ompi_config.h"
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/coll/base/coll_base_util.h"
+
+#include "coll_async_collectives.h"
 
 #if OMPI_MAJOR_VERSION >= 5
 #    include "ompi/runtime/ompi_rte.h"
@@ -61,12 +69,151 @@
 #endif
 
 /* The component structure's version, and how a component exports it. */
-#if OMPI_MAJOR_VERSION >= 5
+#if OMPI_MAJOR_VERSION >= 6
+#    define COLL_ASYNC_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_3_0_0
+#    define COLL_ASYNC_EXPORT OMPI_DECLSPEC
+#elif OMPI_MAJOR_VERSION >= 5
 #    define COLL_ASYNC_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_4_0
 #    define COLL_ASYNC_EXPORT OMPI_DECLSPEC
 #else
 #    define COLL_ASYNC_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_0_0
 #    define COLL_ASYNC_EXPORT OMPI_MODULE_DECLSPEC
+#endif
+
+/*
+ * Counts as the coll framework hands them to a module's functions, and what the
+ * component's native paths take (int counts; int or MPI_Aint displacements).
+ *   coll_async_count_t         a count (int; 6.0: size_t)
+ *   coll_async_counts_t        an array of counts (const int *; 6.0: ompi_count_array_t)
+ *   coll_async_displs_t        an array of displacements in elements (const int *;
+ *                              6.0: ompi_disp_array_t)
+ *   coll_async_byte_displs_t   a neighbourhood alltoallw's, in bytes (const MPI_Aint *;
+ *                              6.0: ompi_disp_array_t)
+ *   COLL_ASYNC_HAVE_AGREE      the framework has agreements (5.0 and later);
+ *                              coll_async_agree_count_t is their count
+ * and, for each, whether a native path can carry it and the value it then takes:
+ *   coll_async_count_fits(c)          c <= INT_MAX          coll_async_count_int(c)
+ *   coll_async_counts_fit(a)          int values            coll_async_counts_int(a)
+ *   coll_async_displs_fit(a)          int values            coll_async_displs_int(a)
+ *   coll_async_byte_displs_fit(a)     MPI_Aint values       coll_async_byte_displs_aint(a)
+ * A call whose counts do not fit is handed to the component below, whole
+ * (coll_async_dispatch.c): nothing is truncated. On 4.1 and 5.0 everything fits.
+ */
+#if OMPI_MAJOR_VERSION >= 6
+typedef size_t coll_async_count_t;
+typedef ompi_count_array_t coll_async_counts_t;
+typedef ompi_disp_array_t coll_async_displs_t;
+typedef ompi_disp_array_t coll_async_byte_displs_t;
+typedef size_t coll_async_agree_count_t;
+
+static inline bool coll_async_count_fits(coll_async_count_t count)
+{
+    return count <= (size_t) INT_MAX;
+}
+
+static inline bool coll_async_counts_fit(coll_async_counts_t counts)
+{
+    return !ompi_count_array_is_64bit(counts);
+}
+
+static inline const int *coll_async_counts_int(coll_async_counts_t counts)
+{
+    return (const int *) ompi_count_array_ptr(counts);
+}
+
+static inline bool coll_async_displs_fit(coll_async_displs_t displs)
+{
+    return !ompi_disp_array_is_64bit(displs);
+}
+
+static inline const int *coll_async_displs_int(coll_async_displs_t displs)
+{
+    return (const int *) ompi_disp_array_ptr(displs);
+}
+
+/* MPI_Aint is ptrdiff_t's size here (checked below). */
+static inline bool coll_async_byte_displs_fit(coll_async_byte_displs_t displs)
+{
+    return ompi_disp_array_is_64bit(displs) || NULL == ompi_disp_array_ptr(displs);
+}
+
+static inline const MPI_Aint *coll_async_byte_displs_aint(coll_async_byte_displs_t displs)
+{
+    return (const MPI_Aint *) ompi_disp_array_ptr(displs);
+}
+
+_Static_assert(sizeof(MPI_Aint) == sizeof(ptrdiff_t), "MPI_Aint is not ptrdiff_t's size");
+#else
+typedef int coll_async_count_t;
+typedef const int *coll_async_counts_t;
+typedef const int *coll_async_displs_t;
+typedef const MPI_Aint *coll_async_byte_displs_t;
+typedef int coll_async_agree_count_t;
+
+#    define coll_async_count_fits(count) ((void) (count), true)
+#    define coll_async_counts_fit(counts) ((void) (counts), true)
+#    define coll_async_displs_fit(displs) ((void) (displs), true)
+#    define coll_async_byte_displs_fit(displs) ((void) (displs), true)
+#    define coll_async_counts_int(counts) (counts)
+#    define coll_async_displs_int(displs) (displs)
+#    define coll_async_byte_displs_aint(displs) (displs)
+#endif
+#define coll_async_count_int(count) ((int) (count))
+#define COLL_ASYNC_HAVE_AGREE (OMPI_MAJOR_VERSION >= 5)
+
+/*
+ * The module's functions on comm, each with the module as the one to call it with:
+ * from 6.0, a module puts them there itself in its enable (after taking what the
+ * components below it put there: module->below) and takes them back in its
+ * disable; before, Open MPI's coll base does both and these do nothing.
+ */
+#if OMPI_MAJOR_VERSION >= 6
+#    define COLL_ASYNC_INSTALL_ONE(name)                                        \
+        if (NULL != module->coll_##name) {                                      \
+            comm->c_coll->coll_##name = module->coll_##name;                    \
+            comm->c_coll->coll_##name##_module = module;                        \
+        }
+#    define COLL_ASYNC_INSTALL_FAMILY(U, l)                                     \
+        COLL_ASYNC_INSTALL_ONE(l)                                               \
+        COLL_ASYNC_INSTALL_ONE(i##l)                                            \
+        COLL_ASYNC_INSTALL_ONE(l##_init)
+#    define COLL_ASYNC_RESTORE_ONE(name)                                        \
+        if (module == comm->c_coll->coll_##name##_module) {                     \
+            comm->c_coll->coll_##name = below->coll_##name;                     \
+            comm->c_coll->coll_##name##_module = below->coll_##name##_module;   \
+        }
+#    define COLL_ASYNC_RESTORE_FAMILY(U, l)                                     \
+        COLL_ASYNC_RESTORE_ONE(l)                                               \
+        COLL_ASYNC_RESTORE_ONE(i##l)                                            \
+        COLL_ASYNC_RESTORE_ONE(l##_init)
+
+static inline void coll_async_module_install(mca_coll_base_module_t *module,
+                                             struct ompi_communicator_t *comm)
+{
+    COLL_ASYNC_FAMILIES(COLL_ASYNC_INSTALL_FAMILY)
+    COLL_ASYNC_INSTALL_ONE(reduce_local)
+    COLL_ASYNC_INSTALL_ONE(agree)
+    COLL_ASYNC_INSTALL_ONE(iagree)
+}
+
+static inline void coll_async_module_uninstall(mca_coll_base_module_t *module,
+                                               struct ompi_communicator_t *comm,
+                                               const mca_coll_base_comm_coll_t *below)
+{
+    COLL_ASYNC_FAMILIES(COLL_ASYNC_RESTORE_FAMILY)
+    COLL_ASYNC_RESTORE_ONE(reduce_local)
+    COLL_ASYNC_RESTORE_ONE(agree)
+    COLL_ASYNC_RESTORE_ONE(iagree)
+}
+#    undef COLL_ASYNC_INSTALL_FAMILY
+#    undef COLL_ASYNC_RESTORE_FAMILY
+#    define coll_async_module_set_disable(module, disable) \
+        ((module)->coll_module_disable = (disable))
+#else
+#    define coll_async_module_install(module, comm) ((void) (module), (void) (comm))
+#    define coll_async_module_uninstall(module, comm, below) \
+        ((void) (module), (void) (comm), (void) (below))
+#    define coll_async_module_set_disable(module, disable) ((void) (module), (void) (disable))
 #endif
 
 /*
@@ -119,12 +266,16 @@ static inline uint32_t coll_async_comm_cid(const struct ompi_communicator_t *com
 /*
  * A nonblocking or persistent collective's request is coll/base's nbc request: the
  * MPI bindings store there the datatypes and operations they retain for the call
- * (and, in 5.0, arrays converted from Fortran). A request taken from the free list
+ * (and, from 5.0, arrays converted from Fortran: pointers there, atomic integers
+ * apart from the retained objects in 6.0). A request taken from the free list
  * starts with none.
  */
 static inline void coll_async_nbc_request_clear(ompi_coll_base_nbc_request_t *request)
 {
-#if OMPI_MAJOR_VERSION >= 5
+#if OMPI_MAJOR_VERSION >= 6
+    request->data.refcounted.objs.objs[0] = request->data.refcounted.objs.objs[1] = NULL;
+    request->data.release_arrays[0] = 0;
+#elif OMPI_MAJOR_VERSION >= 5
     request->data.refcounted.objs.objs[0] = request->data.refcounted.objs.objs[1] = NULL;
     request->data.release_arrays[0] = NULL;
 #else

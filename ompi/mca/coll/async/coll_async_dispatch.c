@@ -15,6 +15,12 @@
  * (coll_async_module.c), else hands it, unchanged, to the module selected below
  * this one, and counts it on the path it took. A native persistent collective is
  * counted at each MPI_Start instead (coll_async_request.c), when the engine runs it.
+ *
+ * The arguments come in the framework's types (coll_async_compat.h: size_t counts
+ * and count/displacement arrays on 6.0); the native paths take int counts. A call
+ * whose counts a native path cannot carry (above INT_MAX, or 64-bit arrays from
+ * MPI-4's _c calls) goes to the module below whole, as a delegated call: nothing is
+ * truncated.
  */
 
 #include "ompi_config.h"
@@ -53,12 +59,12 @@ static int not_provided(const char *name, struct ompi_communicator_t *comm)
                                             ASYNC(module)->below.coll_##name##_module)  \
          : not_provided(#name, comm))
 
-/* Returns native_call's result where the module runs coll natively, else
- * delegate_call's. */
-#define ROUTE(coll, native_call, delegate_call)                                 \
+/* Returns native_call's result where the module runs coll natively and the
+ * arguments fit its native path (fits), else delegate_call's. */
+#define ROUTE(coll, fits, native_call, delegate_call)                           \
     do {                                                                        \
         COLL_ASYNC_TAKEN_OVER(module);                                          \
-        if (COLL_ASYNC_PATH_NATIVE == ASYNC(module)->path[coll]) {              \
+        if (COLL_ASYNC_PATH_NATIVE == ASYNC(module)->path[coll] && (fits)) {    \
             count_call(coll, COLL_ASYNC_PATH_NATIVE);                           \
             return (native_call);                                               \
         }                                                                       \
@@ -70,207 +76,237 @@ static int not_provided(const char *name, struct ompi_communicator_t *comm)
  * The native form of each family, from its MPI arguments.
  */
 
-static int native_allgather(const struct coll_async_call *call, const void *sbuf, int scount,
-                            struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                            struct ompi_datatype_t *rdtype)
+static int native_allgather(const struct coll_async_call *call, const void *sbuf,
+                            coll_async_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                            coll_async_count_t rcount, struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
+                                   .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
+                                   .dtype = rdtype};
 
     return coll_async_native_gather(call, &send, &recv, -1);
 }
 
-static int native_allgatherv(const struct coll_async_call *call, const void *sbuf, int scount,
-                             struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                             const int *displs, struct ompi_datatype_t *rdtype)
+static int native_allgatherv(const struct coll_async_call *call, const void *sbuf,
+                             coll_async_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                             coll_async_counts_t rcounts, coll_async_displs_t displs,
+                             struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .displs = displs,
-                                   .dtype = rdtype};
+    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
+                                   .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
+                                   .displs = coll_async_displs_int(displs), .dtype = rdtype};
 
     return coll_async_native_gather(call, &send, &recv, -1);
 }
 
 static int native_allreduce(const struct coll_async_call *call, const void *sbuf, void *rbuf,
-                            int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+                            coll_async_count_t count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op)
 {
-    return coll_async_native_reduce(call, sbuf, rbuf, count, dtype, op, -1);
+    return coll_async_native_reduce(call, sbuf, rbuf, coll_async_count_int(count), dtype, op, -1);
 }
 
-static int native_alltoall(const struct coll_async_call *call, const void *sbuf, int scount,
-                           struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                           struct ompi_datatype_t *rdtype)
+static int native_alltoall(const struct coll_async_call *call, const void *sbuf,
+                           coll_async_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                           coll_async_count_t rcount, struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
+                                   .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
+                                   .dtype = rdtype};
 
     return coll_async_native_alltoall(call, &send, &recv);
 }
 
 static int native_alltoallv(const struct coll_async_call *call, const void *sbuf,
-                            const int *scounts, const int *sdispls,
-                            struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                            const int *rdispls, struct ompi_datatype_t *rdtype)
+                            coll_async_counts_t scounts, coll_async_displs_t sdispls,
+                            struct ompi_datatype_t *sdtype, void *rbuf, coll_async_counts_t rcounts,
+                            coll_async_displs_t rdispls, struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .counts = scounts, .displs = sdispls,
-                                   .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .displs = rdispls,
-                                   .dtype = rdtype};
+    struct coll_async_side send = {.buf = sbuf, .counts = coll_async_counts_int(scounts),
+                                   .displs = coll_async_displs_int(sdispls), .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
+                                   .displs = coll_async_displs_int(rdispls), .dtype = rdtype};
 
     return coll_async_native_alltoall(call, &send, &recv);
 }
 
 static int native_alltoallw(const struct coll_async_call *call, const void *sbuf,
-                            const int *scounts, const int *sdispls,
+                            coll_async_counts_t scounts, coll_async_displs_t sdispls,
                             struct ompi_datatype_t *const *sdtypes, void *rbuf,
-                            const int *rcounts, const int *rdispls,
+                            coll_async_counts_t rcounts, coll_async_displs_t rdispls,
                             struct ompi_datatype_t *const *rdtypes)
 {
-    struct coll_async_side send = {.buf = sbuf, .counts = scounts, .displs = sdispls,
-                                   .dtypes = sdtypes};
-    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .displs = rdispls,
-                                   .dtypes = rdtypes};
+    struct coll_async_side send = {.buf = sbuf, .counts = coll_async_counts_int(scounts),
+                                   .displs = coll_async_displs_int(sdispls), .dtypes = sdtypes};
+    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
+                                   .displs = coll_async_displs_int(rdispls), .dtypes = rdtypes};
 
     return coll_async_native_alltoall(call, &send, &recv);
 }
 
-static int native_bcast(const struct coll_async_call *call, void *buf, int count,
+static int native_bcast(const struct coll_async_call *call, void *buf, coll_async_count_t count,
                         struct ompi_datatype_t *dtype, int root)
 {
-    return coll_async_native_bcast(call, buf, count, dtype, root);
+    return coll_async_native_bcast(call, buf, coll_async_count_int(count), dtype, root);
 }
 
 static int native_exscan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
-                         int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+                         coll_async_count_t count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op)
 {
-    return coll_async_native_scan(call, sbuf, rbuf, count, dtype, op, true);
+    return coll_async_native_scan(call, sbuf, rbuf, coll_async_count_int(count), dtype, op,
+                                  true);
 }
 
-static int native_gather(const struct coll_async_call *call, const void *sbuf, int scount,
-                         struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                         struct ompi_datatype_t *rdtype, int root)
+static int native_gather(const struct coll_async_call *call, const void *sbuf,
+                         coll_async_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         coll_async_count_t rcount, struct ompi_datatype_t *rdtype, int root)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
+                                   .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
+                                   .dtype = rdtype};
 
     return coll_async_native_gather(call, &send, &recv, root);
 }
 
-static int native_gatherv(const struct coll_async_call *call, const void *sbuf, int scount,
-                          struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                          const int *displs, struct ompi_datatype_t *rdtype, int root)
+static int native_gatherv(const struct coll_async_call *call, const void *sbuf,
+                          coll_async_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                          coll_async_counts_t rcounts, coll_async_displs_t displs,
+                          struct ompi_datatype_t *rdtype, int root)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .displs = displs,
-                                   .dtype = rdtype};
+    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
+                                   .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
+                                   .displs = coll_async_displs_int(displs), .dtype = rdtype};
 
     return coll_async_native_gather(call, &send, &recv, root);
 }
 
 static int native_reduce(const struct coll_async_call *call, const void *sbuf, void *rbuf,
-                         int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                         int root)
+                         coll_async_count_t count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, int root)
 {
-    return coll_async_native_reduce(call, sbuf, rbuf, count, dtype, op, root);
+    return coll_async_native_reduce(call, sbuf, rbuf, coll_async_count_int(count), dtype, op,
+                                    root);
 }
 
 static int native_reduce_scatter_block(const struct coll_async_call *call, const void *sbuf,
-                                       void *rbuf, int rcount, struct ompi_datatype_t *dtype,
-                                       struct ompi_op_t *op)
+                                       void *rbuf, coll_async_count_t rcount,
+                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
-    return coll_async_native_reduce_scatter(call, sbuf, rbuf, rcount, NULL, dtype, op);
+    return coll_async_native_reduce_scatter(call, sbuf, rbuf, coll_async_count_int(rcount), NULL,
+                                            dtype, op);
 }
 
-static int native_reduce_scatter(const struct coll_async_call *call, const void *sbuf,
-                                 void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
+static int native_reduce_scatter(const struct coll_async_call *call, const void *sbuf, void *rbuf,
+                                 coll_async_counts_t rcounts, struct ompi_datatype_t *dtype,
                                  struct ompi_op_t *op)
 {
-    return coll_async_native_reduce_scatter(call, sbuf, rbuf, 0, rcounts, dtype, op);
+    return coll_async_native_reduce_scatter(call, sbuf, rbuf, 0, coll_async_counts_int(rcounts),
+                                            dtype, op);
 }
 
 static int native_scan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
-                       int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+                       coll_async_count_t count, struct ompi_datatype_t *dtype,
+                       struct ompi_op_t *op)
 {
-    return coll_async_native_scan(call, sbuf, rbuf, count, dtype, op, false);
+    return coll_async_native_scan(call, sbuf, rbuf, coll_async_count_int(count), dtype, op,
+                                  false);
 }
 
-static int native_scatter(const struct coll_async_call *call, const void *sbuf, int scount,
-                          struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                          struct ompi_datatype_t *rdtype, int root)
+static int native_scatter(const struct coll_async_call *call, const void *sbuf,
+                          coll_async_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                          coll_async_count_t rcount, struct ompi_datatype_t *rdtype, int root)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
+                                   .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
+                                   .dtype = rdtype};
 
     return coll_async_native_scatter(call, &send, &recv, root);
 }
 
 static int native_scatterv(const struct coll_async_call *call, const void *sbuf,
-                           const int *scounts, const int *displs,
-                           struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           coll_async_counts_t scounts, coll_async_displs_t displs,
+                           struct ompi_datatype_t *sdtype, void *rbuf, coll_async_count_t rcount,
                            struct ompi_datatype_t *rdtype, int root)
 {
-    struct coll_async_side send = {.buf = sbuf, .counts = scounts, .displs = displs,
-                                   .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+    struct coll_async_side send = {.buf = sbuf, .counts = coll_async_counts_int(scounts),
+                                   .displs = coll_async_displs_int(displs), .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
+                                   .dtype = rdtype};
 
     return coll_async_native_scatter(call, &send, &recv, root);
 }
 
 static int native_neighbor_allgather(const struct coll_async_call *call, const void *sbuf,
-                                     int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                                     int rcount, struct ompi_datatype_t *rdtype)
+                                     coll_async_count_t scount, struct ompi_datatype_t *sdtype,
+                                     void *rbuf, coll_async_count_t rcount,
+                                     struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
+    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
+                                   .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
+                                   .dtype = rdtype};
 
     return coll_async_native_neighbor(call, &send, true, &recv);
 }
 
 static int native_neighbor_allgatherv(const struct coll_async_call *call, const void *sbuf,
-                                      int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                                      const int *rcounts, const int *displs,
-                                      struct ompi_datatype_t *rdtype)
+                                      coll_async_count_t scount, struct ompi_datatype_t *sdtype,
+                                      void *rbuf, coll_async_counts_t rcounts,
+                                      coll_async_displs_t displs, struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .displs = displs,
-                                   .dtype = rdtype};
+    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
+                                   .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
+                                   .displs = coll_async_displs_int(displs), .dtype = rdtype};
 
     return coll_async_native_neighbor(call, &send, true, &recv);
 }
 
 static int native_neighbor_alltoall(const struct coll_async_call *call, const void *sbuf,
-                                    int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                                    int rcount, struct ompi_datatype_t *rdtype)
+                                    coll_async_count_t scount, struct ompi_datatype_t *sdtype,
+                                    void *rbuf, coll_async_count_t rcount,
+                                    struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = scount, .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = rcount, .dtype = rdtype};
-
-    return coll_async_native_neighbor(call, &send, false, &recv);
-}
-
-static int native_neighbor_alltoallv(const struct coll_async_call *call, const void *sbuf,
-                                     const int *scounts, const int *sdispls,
-                                     struct ompi_datatype_t *sdtype, void *rbuf,
-                                     const int *rcounts, const int *rdispls,
-                                     struct ompi_datatype_t *rdtype)
-{
-    struct coll_async_side send = {.buf = sbuf, .counts = scounts, .displs = sdispls,
+    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
                                    .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .displs = rdispls,
+    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
                                    .dtype = rdtype};
 
     return coll_async_native_neighbor(call, &send, false, &recv);
 }
 
+static int native_neighbor_alltoallv(const struct coll_async_call *call, const void *sbuf,
+                                     coll_async_counts_t scounts, coll_async_displs_t sdispls,
+                                     struct ompi_datatype_t *sdtype, void *rbuf,
+                                     coll_async_counts_t rcounts, coll_async_displs_t rdispls,
+                                     struct ompi_datatype_t *rdtype)
+{
+    struct coll_async_side send = {.buf = sbuf, .counts = coll_async_counts_int(scounts),
+                                   .displs = coll_async_displs_int(sdispls), .dtype = sdtype};
+    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
+                                   .displs = coll_async_displs_int(rdispls), .dtype = rdtype};
+
+    return coll_async_native_neighbor(call, &send, false, &recv);
+}
+
 static int native_neighbor_alltoallw(const struct coll_async_call *call, const void *sbuf,
-                                     const int *scounts, const MPI_Aint *sdispls,
+                                     coll_async_counts_t scounts, coll_async_byte_displs_t sdispls,
                                      struct ompi_datatype_t *const *sdtypes, void *rbuf,
-                                     const int *rcounts, const MPI_Aint *rdispls,
+                                     coll_async_counts_t rcounts, coll_async_byte_displs_t rdispls,
                                      struct ompi_datatype_t *const *rdtypes)
 {
-    struct coll_async_side send = {.buf = sbuf, .counts = scounts, .byte_displs = sdispls,
+    struct coll_async_side send = {.buf = sbuf, .counts = coll_async_counts_int(scounts),
+                                   .byte_displs = coll_async_byte_displs_aint(sdispls),
                                    .dtypes = sdtypes};
-    struct coll_async_side recv = {.buf = rbuf, .counts = rcounts, .byte_displs = rdispls,
+    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
+                                   .byte_displs = coll_async_byte_displs_aint(rdispls),
                                    .dtypes = rdtypes};
 
     return coll_async_native_neighbor(call, &send, false, &recv);
@@ -278,150 +314,198 @@ static int native_neighbor_alltoallw(const struct coll_async_call *call, const v
 
 /*
  * The three entry points of a family with arguments PARAMS (named ARGS), each
- * running native_<family> or the function below.
+ * running native_<family> where FITS (the arguments fit its native path), else the
+ * function below.
  */
 #define UNPAREN(...) __VA_ARGS__
 #define CALL(which, req)                                                             \
     (&(const struct coll_async_call){.module = ASYNC(module), .comm = comm,          \
                                      .coll = (which), .request = (req)})
 
-#define ENTRY_POINTS(U, l, PARAMS, ARGS)                                             \
+#define ENTRY_POINTS(U, l, PARAMS, ARGS, FITS)                                       \
     static int async_##l(UNPAREN PARAMS, struct ompi_communicator_t *comm,           \
                          mca_coll_base_module_t *module)                             \
     {                                                                                \
-        ROUTE(COLL_ASYNC_##U, native_##l(CALL(COLL_ASYNC_##U, NULL), UNPAREN ARGS),  \
+        ROUTE(COLL_ASYNC_##U, FITS,                                                  \
+              native_##l(CALL(COLL_ASYNC_##U, NULL), UNPAREN ARGS),                  \
               DELEGATE(module, l, UNPAREN ARGS, comm));                              \
     }                                                                                \
     static int async_i##l(UNPAREN PARAMS, struct ompi_communicator_t *comm,          \
                           ompi_request_t **request, mca_coll_base_module_t *module)  \
     {                                                                                \
-        ROUTE(COLL_ASYNC_I##U, native_##l(CALL(COLL_ASYNC_I##U, request), UNPAREN ARGS), \
+        ROUTE(COLL_ASYNC_I##U, FITS,                                                 \
+              native_##l(CALL(COLL_ASYNC_I##U, request), UNPAREN ARGS),              \
               DELEGATE(module, i##l, UNPAREN ARGS, comm, request));                  \
     }                                                                                \
     static int async_##l##_init(UNPAREN PARAMS, struct ompi_communicator_t *comm,    \
                                 struct ompi_info_t *info, ompi_request_t **request,  \
                                 mca_coll_base_module_t *module)                      \
     {                                                                                \
-        ROUTE(COLL_ASYNC_##U##_INIT,                                                 \
+        ROUTE(COLL_ASYNC_##U##_INIT, FITS,                                           \
               native_##l(CALL(COLL_ASYNC_##U##_INIT, request), UNPAREN ARGS),        \
               DELEGATE(module, l##_init, UNPAREN ARGS, comm, info, request));        \
     }
 
+/*
+ * What a call's arguments need to fit a native path: only those significant at
+ * this rank count (a count MPI ignores may hold anything: a rank that ignores it
+ * must choose as the others do). An array's kind (int or 64-bit) is the binding's,
+ * alike on every rank of a call.
+ */
+#define FIT1(count) coll_async_count_fits(count)
+#define FITV(counts, displs) (coll_async_counts_fit(counts) && coll_async_displs_fit(displs))
+/* A send count MPI_IN_PLACE makes insignificant. */
+#define FIT_SEND(count) (MPI_IN_PLACE == sbuf || FIT1(count))
+#define FIT2(scount, rcount) (FIT_SEND(scount) && FIT1(rcount))
+
+/* Whether this process is a rooted collective's root (on an intercommunicator,
+ * the one that passed MPI_ROOT). */
+static inline bool at_root(struct ompi_communicator_t *comm, int root)
+{
+    return OMPI_COMM_IS_INTER(comm) ? MPI_ROOT == root : ompi_comm_rank(comm) == root;
+}
+
+/* A gather's: the receive side at the root, the send side elsewhere (and at an
+ * intracommunicator's root unless in place); nothing in an intercommunicator's
+ * root group but the root. */
+#define FIT_GATHER(scount, rfits)                                                  \
+    (at_root(comm, root) ? (rfits) && (OMPI_COMM_IS_INTER(comm) || FIT_SEND(scount)) \
+                         : MPI_PROC_NULL == root || FIT1(scount))
+/* A scatter's, the other way round. */
+#define FIT_SCATTER(sfits, rcount)                                                 \
+    (at_root(comm, root) ? (sfits) && (OMPI_COMM_IS_INTER(comm) || MPI_IN_PLACE == rbuf \
+                                       || FIT1(rcount))                            \
+                         : MPI_PROC_NULL == root || FIT1(rcount))
+
 ENTRY_POINTS(ALLGATHER, allgather,
-             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-              int rcount, struct ompi_datatype_t *rdtype),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype))
+             (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
+              void *rbuf, coll_async_count_t rcount, struct ompi_datatype_t *rdtype),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype), FIT2(scount, rcount))
 ENTRY_POINTS(ALLGATHERV, allgatherv,
-             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-              const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype),
-             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype))
+             (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
+              void *rbuf, coll_async_counts_t rcounts, coll_async_displs_t displs,
+              struct ompi_datatype_t *rdtype),
+             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype),
+             FIT_SEND(scount) && FITV(rcounts, displs))
 ENTRY_POINTS(ALLREDUCE, allreduce,
-             (const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+             (const void *sbuf, void *rbuf, coll_async_count_t count, struct ompi_datatype_t *dtype,
               struct ompi_op_t *op),
-             (sbuf, rbuf, count, dtype, op))
+             (sbuf, rbuf, count, dtype, op), FIT1(count))
 ENTRY_POINTS(ALLTOALL, alltoall,
-             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-              int rcount, struct ompi_datatype_t *rdtype),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype))
+             (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
+              void *rbuf, coll_async_count_t rcount, struct ompi_datatype_t *rdtype),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype), FIT2(scount, rcount))
 ENTRY_POINTS(ALLTOALLV, alltoallv,
-             (const void *sbuf, const int *scounts, const int *sdispls,
-              struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-              const int *rdispls, struct ompi_datatype_t *rdtype),
-             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype))
+             (const void *sbuf, coll_async_counts_t scounts, coll_async_displs_t sdispls,
+              struct ompi_datatype_t *sdtype, void *rbuf, coll_async_counts_t rcounts,
+              coll_async_displs_t rdispls, struct ompi_datatype_t *rdtype),
+             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype),
+             FITV(scounts, sdispls) && FITV(rcounts, rdispls))
 ENTRY_POINTS(ALLTOALLW, alltoallw,
-             (const void *sbuf, const int *scounts, const int *sdispls,
-              struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
-              const int *rdispls, struct ompi_datatype_t *const *rdtypes),
-             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes))
-ENTRY_POINTS(BCAST, bcast, (void *buf, int count, struct ompi_datatype_t *dtype, int root),
-             (buf, count, dtype, root))
+             (const void *sbuf, coll_async_counts_t scounts, coll_async_displs_t sdispls,
+              struct ompi_datatype_t *const *sdtypes, void *rbuf, coll_async_counts_t rcounts,
+              coll_async_displs_t rdispls, struct ompi_datatype_t *const *rdtypes),
+             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes),
+             FITV(scounts, sdispls) && FITV(rcounts, rdispls))
+ENTRY_POINTS(BCAST, bcast, (void *buf, coll_async_count_t count, struct ompi_datatype_t *dtype,
+                            int root),
+             (buf, count, dtype, root), FIT1(count))
 ENTRY_POINTS(EXSCAN, exscan,
-             (const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+             (const void *sbuf, void *rbuf, coll_async_count_t count, struct ompi_datatype_t *dtype,
               struct ompi_op_t *op),
-             (sbuf, rbuf, count, dtype, op))
+             (sbuf, rbuf, count, dtype, op), FIT1(count))
 ENTRY_POINTS(GATHER, gather,
-             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-              int rcount, struct ompi_datatype_t *rdtype, int root),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root))
+             (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
+              void *rbuf, coll_async_count_t rcount, struct ompi_datatype_t *rdtype, int root),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root),
+             FIT_GATHER(scount, FIT1(rcount)))
 ENTRY_POINTS(GATHERV, gatherv,
-             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-              const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
-              int root),
-             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root))
-ENTRY_POINTS(REDUCE, reduce,
-             (const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-              struct ompi_op_t *op, int root),
-             (sbuf, rbuf, count, dtype, op, root))
-ENTRY_POINTS(REDUCE_SCATTER_BLOCK, reduce_scatter_block,
-             (const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
-              struct ompi_op_t *op),
-             (sbuf, rbuf, rcount, dtype, op))
-ENTRY_POINTS(REDUCE_SCATTER, reduce_scatter,
-             (const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
-              struct ompi_op_t *op),
-             (sbuf, rbuf, rcounts, dtype, op))
-ENTRY_POINTS(SCAN, scan,
-             (const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-              struct ompi_op_t *op),
-             (sbuf, rbuf, count, dtype, op))
-ENTRY_POINTS(SCATTER, scatter,
-             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-              int rcount, struct ompi_datatype_t *rdtype, int root),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root))
-ENTRY_POINTS(SCATTERV, scatterv,
-             (const void *sbuf, const int *scounts, const int *displs,
-              struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+             (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
+              void *rbuf, coll_async_counts_t rcounts, coll_async_displs_t displs,
               struct ompi_datatype_t *rdtype, int root),
-             (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root))
+             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root),
+             FIT_GATHER(scount, FITV(rcounts, displs)))
+ENTRY_POINTS(REDUCE, reduce,
+             (const void *sbuf, void *rbuf, coll_async_count_t count, struct ompi_datatype_t *dtype,
+              struct ompi_op_t *op, int root),
+             (sbuf, rbuf, count, dtype, op, root), FIT1(count))
+ENTRY_POINTS(REDUCE_SCATTER_BLOCK, reduce_scatter_block,
+             (const void *sbuf, void *rbuf, coll_async_count_t rcount,
+              struct ompi_datatype_t *dtype, struct ompi_op_t *op),
+             (sbuf, rbuf, rcount, dtype, op), FIT1(rcount))
+ENTRY_POINTS(REDUCE_SCATTER, reduce_scatter,
+             (const void *sbuf, void *rbuf, coll_async_counts_t rcounts,
+              struct ompi_datatype_t *dtype, struct ompi_op_t *op),
+             (sbuf, rbuf, rcounts, dtype, op), coll_async_counts_fit(rcounts))
+ENTRY_POINTS(SCAN, scan,
+             (const void *sbuf, void *rbuf, coll_async_count_t count, struct ompi_datatype_t *dtype,
+              struct ompi_op_t *op),
+             (sbuf, rbuf, count, dtype, op), FIT1(count))
+ENTRY_POINTS(SCATTER, scatter,
+             (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
+              void *rbuf, coll_async_count_t rcount, struct ompi_datatype_t *rdtype, int root),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root),
+             FIT_SCATTER(FIT1(scount), rcount))
+ENTRY_POINTS(SCATTERV, scatterv,
+             (const void *sbuf, coll_async_counts_t scounts, coll_async_displs_t displs,
+              struct ompi_datatype_t *sdtype, void *rbuf, coll_async_count_t rcount,
+              struct ompi_datatype_t *rdtype, int root),
+             (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root),
+             FIT_SCATTER(FITV(scounts, displs), rcount))
 
 ENTRY_POINTS(NEIGHBOR_ALLGATHER, neighbor_allgather,
-             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-              int rcount, struct ompi_datatype_t *rdtype),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype))
+             (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
+              void *rbuf, coll_async_count_t rcount, struct ompi_datatype_t *rdtype),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype), FIT2(scount, rcount))
 ENTRY_POINTS(NEIGHBOR_ALLGATHERV, neighbor_allgatherv,
-             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-              const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype),
-             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype))
+             (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
+              void *rbuf, coll_async_counts_t rcounts, coll_async_displs_t displs,
+              struct ompi_datatype_t *rdtype),
+             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype),
+             FIT_SEND(scount) && FITV(rcounts, displs))
 ENTRY_POINTS(NEIGHBOR_ALLTOALL, neighbor_alltoall,
-             (const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-              int rcount, struct ompi_datatype_t *rdtype),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype))
+             (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
+              void *rbuf, coll_async_count_t rcount, struct ompi_datatype_t *rdtype),
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype), FIT2(scount, rcount))
 ENTRY_POINTS(NEIGHBOR_ALLTOALLV, neighbor_alltoallv,
-             (const void *sbuf, const int *scounts, const int *sdispls,
-              struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-              const int *rdispls, struct ompi_datatype_t *rdtype),
-             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype))
+             (const void *sbuf, coll_async_counts_t scounts, coll_async_displs_t sdispls,
+              struct ompi_datatype_t *sdtype, void *rbuf, coll_async_counts_t rcounts,
+              coll_async_displs_t rdispls, struct ompi_datatype_t *rdtype),
+             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype),
+             FITV(scounts, sdispls) && FITV(rcounts, rdispls))
 ENTRY_POINTS(NEIGHBOR_ALLTOALLW, neighbor_alltoallw,
-             (const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
-              struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
-              const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdtypes),
-             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes))
+             (const void *sbuf, coll_async_counts_t scounts, coll_async_byte_displs_t sdispls,
+              struct ompi_datatype_t *const *sdtypes, void *rbuf, coll_async_counts_t rcounts,
+              coll_async_byte_displs_t rdispls, struct ompi_datatype_t *const *rdtypes),
+             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes),
+             coll_async_counts_fit(scounts) && coll_async_byte_displs_fit(sdispls)
+                 && coll_async_counts_fit(rcounts) && coll_async_byte_displs_fit(rdispls))
 
 /* Barrier has no arguments besides the communicator. */
 
 static int async_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    ROUTE(COLL_ASYNC_BARRIER, coll_async_native_barrier(CALL(COLL_ASYNC_BARRIER, NULL)),
+    ROUTE(COLL_ASYNC_BARRIER, true, coll_async_native_barrier(CALL(COLL_ASYNC_BARRIER, NULL)),
           DELEGATE(module, barrier, comm));
 }
 
 static int async_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
                           mca_coll_base_module_t *module)
 {
-    ROUTE(COLL_ASYNC_IBARRIER, coll_async_native_barrier(CALL(COLL_ASYNC_IBARRIER, request)),
+    ROUTE(COLL_ASYNC_IBARRIER, true, coll_async_native_barrier(CALL(COLL_ASYNC_IBARRIER, request)),
           DELEGATE(module, ibarrier, comm, request));
 }
 
 static int async_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
                               ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    ROUTE(COLL_ASYNC_BARRIER_INIT,
+    ROUTE(COLL_ASYNC_BARRIER_INIT, true,
           coll_async_native_barrier(CALL(COLL_ASYNC_BARRIER_INIT, request)),
           DELEGATE(module, barrier_init, comm, info, request));
 }
 
 /* MPI_Reduce_local: no communication; the component's kernel where it has one. */
-static int async_reduce_local(const void *inbuf, void *inoutbuf, int count,
+static int async_reduce_local(const void *inbuf, void *inoutbuf, coll_async_count_t count,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                               mca_coll_base_module_t *module)
 {
@@ -438,26 +522,34 @@ static int async_reduce_local(const void *inbuf, void *inoutbuf, int count,
     return OMPI_SUCCESS;
 }
 
-#if OMPI_MAJOR_VERSION >= 5
+#if COLL_ASYNC_HAVE_AGREE
 /* MPIX_Comm_agree and MPIX_Comm_iagree (ULFM, Open MPI 5): coll_async_agree.c.
- * coll/ftagree's own, where selected too, is kept (coll_async_module.c). */
-static int async_agree(void *contrib, int count, struct ompi_datatype_t *dtype,
-                       struct ompi_op_t *op, struct ompi_group_t **failed, bool update_failed,
+ * coll/ftagree's own, where selected too, is kept (coll_async_module.c). A count
+ * beyond the native path's (6.0's are size_t) goes to the agreement below. */
+static int async_agree(void *contrib, coll_async_agree_count_t count,
+                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                       struct ompi_group_t **failed, bool update_failed,
                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    (void) failed;
-    (void) update_failed;
-    return mca_coll_async_agree(contrib, count, dtype, op, comm, NULL, ASYNC(module));
+    if (!coll_async_count_fits(count)) {
+        return DELEGATE(module, agree, contrib, count, dtype, op, failed, update_failed, comm);
+    }
+    return mca_coll_async_agree(contrib, coll_async_count_int(count), dtype, op, comm, NULL,
+                                ASYNC(module));
 }
 
-static int async_iagree(void *contrib, int count, struct ompi_datatype_t *dtype,
-                        struct ompi_op_t *op, struct ompi_group_t **failed, bool update_failed,
+static int async_iagree(void *contrib, coll_async_agree_count_t count,
+                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                        struct ompi_group_t **failed, bool update_failed,
                         struct ompi_communicator_t *comm, ompi_request_t **request,
                         mca_coll_base_module_t *module)
 {
-    (void) failed;
-    (void) update_failed;
-    return mca_coll_async_agree(contrib, count, dtype, op, comm, request, ASYNC(module));
+    if (!coll_async_count_fits(count)) {
+        return DELEGATE(module, iagree, contrib, count, dtype, op, failed, update_failed, comm,
+                        request);
+    }
+    return mca_coll_async_agree(contrib, coll_async_count_int(count), dtype, op, comm, request,
+                                ASYNC(module));
 }
 #endif
 
@@ -470,7 +562,7 @@ void mca_coll_async_dispatch_install(mca_coll_base_module_t *module)
     COLL_ASYNC_FAMILIES(INSTALL)
 #undef INSTALL
     module->coll_reduce_local = async_reduce_local;
-#if OMPI_MAJOR_VERSION >= 5
+#if COLL_ASYNC_HAVE_AGREE
     module->coll_agree = async_agree;
     module->coll_iagree = async_iagree;
 #endif

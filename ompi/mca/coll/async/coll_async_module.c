@@ -405,7 +405,7 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
         module->stream.owner = module->agree_stream.owner = comm;
     }
 #endif
-#if OMPI_MAJOR_VERSION >= 5
+#if COLL_ASYNC_HAVE_AGREE
     /* A fault-tolerant agreement selected below (coll/ftagree) stays: this
      * module's is for where there is none. coll/basic's, which Open MPI selects
      * without ULFM, runs as this module's iallreduce, in the communicator's
@@ -445,7 +445,18 @@ static int module_enable(mca_coll_base_module_t *base, struct ompi_communicator_
     report_paths(module, comm);
     report_fallbacks(module, comm);
     mca_coll_async_settle_install(module, comm);
+    coll_async_module_install(&module->super, comm);
     COLL_ASYNC_HANDED_OVER(module);
+    return OMPI_SUCCESS;
+}
+
+/* The functions below this module's back on comm, where Open MPI leaves that to the
+ * module (coll_async_compat.h). */
+static int module_disable(mca_coll_base_module_t *base, struct ompi_communicator_t *comm)
+{
+    mca_coll_async_module_t *module = (mca_coll_async_module_t *) base;
+
+    coll_async_module_uninstall(base, comm, &module->below);
     return OMPI_SUCCESS;
 }
 
@@ -504,6 +515,7 @@ mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *co
         return NULL;
     }
     module->super.coll_module_enable = module_enable;
+    coll_async_module_set_disable(&module->super, module_disable);
     mca_coll_async_dispatch_install(&module->super);
     *priority = query_priority(comm);
     return &module->super;
