@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 /* Column widths of OSU's output. */
-#define SIZE_WIDTH 10
+#define OSU_SIZE_WIDTH 10
 #define FIELD_WIDTH 18
 #define ITERS_WIDTH 12
 

@@ -56,7 +56,7 @@ static void print_header(const struct bench *b, const struct run_state *st)
     else
         snprintf(title, sizeof(title), "coll/async MPI_%s latency", name);
     bench_print_preamble(b, title, NULL);
-    printf("%-*s%*s%*s%*s%*s", SIZE_WIDTH, "# Size", FIELD_WIDTH, "Avg Latency(us)",
+    printf("%-*s%*s%*s%*s%*s", OSU_SIZE_WIDTH, "# Size", FIELD_WIDTH, "Avg Latency(us)",
            FIELD_WIDTH, "Min Latency(us)", FIELD_WIDTH, "Max Latency(us)",
            ITERS_WIDTH, "Iterations");
     if (st->validate)
@@ -109,7 +109,7 @@ static void run_size(struct bench *b, size_t size, int count, long iters, long w
         MPI_Request_free(persistent);
 
     if (b->rank == 0) {
-        printf("%-*zu%*.2f%*.2f%*.2f%*ld", SIZE_WIDTH, size, FIELD_WIDTH, avg_us,
+        printf("%-*zu%*.2f%*.2f%*.2f%*ld", OSU_SIZE_WIDTH, size, FIELD_WIDTH, avg_us,
                FIELD_WIDTH, min_us, FIELD_WIDTH, max_us, ITERS_WIDTH, iters);
         if (st->validate)
             printf("%*s", FIELD_WIDTH, errors ? "Fail" : "Pass");

@@ -118,7 +118,7 @@ static void print_header(const struct bench *b, const char *compute)
              b->coll->name);
     snprintf(extra, sizeof(extra), ", compute: %s", compute);
     bench_print_preamble(b, title, extra);
-    printf("%-*s%*s%*s%*s%*s\n", SIZE_WIDTH, "# Size", FIELD_WIDTH, "Overall(us)",
+    printf("%-*s%*s%*s%*s%*s\n", OSU_SIZE_WIDTH, "# Size", FIELD_WIDTH, "Overall(us)",
            FIELD_WIDTH, "Compute(us)", FIELD_WIDTH, "Pure Comm.(us)",
            FIELD_WIDTH, "Overlap(%)");
     fflush(stdout);
@@ -160,7 +160,7 @@ static void print_row(size_t size, double overall, double compute, double comm)
     double overlap = comm > 0 ? 100.0 * (1.0 - (overall - compute) / comm) : 0.0;
 
     overlap = overlap < 0 ? 0 : overlap > 100 ? 100 : overlap;
-    printf("%-*zu%*.2f%*.2f%*.2f%*.2f\n", SIZE_WIDTH, size, FIELD_WIDTH, overall,
+    printf("%-*zu%*.2f%*.2f%*.2f%*.2f\n", OSU_SIZE_WIDTH, size, FIELD_WIDTH, overall,
            FIELD_WIDTH, compute, FIELD_WIDTH, comm, FIELD_WIDTH, overlap);
     fflush(stdout);
 }

@@ -1347,7 +1347,7 @@ static void plan(struct call *c, struct rng *r)
 
     default: { /* neighbourhood collectives */
         int t0 = pick_type(r, base, 1), nn = v->size[0];
-        int maxn = 1, tot;
+        int maxn = 1;
         int *out_e; /* elements per (rank, out-slot) */
         for (int i = 0; i < nn; ++i) if (v->topo[i].nout > maxn) maxn = v->topo[i].nout;
         for (int i = 0; i < nn; ++i) if (v->topo[i].nin > maxn) maxn = v->topo[i].nin;
@@ -1361,7 +1361,6 @@ static void plan(struct call *c, struct rng *r)
             if (F_NALLGATHER == f || F_NALLTOALL == f) { st[i] = st[0]; rt[i] = rt[0]; }
         }
         (void) t0;
-        tot = 0;
         int one;
         {
             int unit = 1;
@@ -1372,7 +1371,6 @@ static void plan(struct call *c, struct rng *r)
                 for (int k = 0; k < v->topo[i].nout; ++k) {
                     int e = F_NALLTOALLV == f || F_NALLTOALLW == f ? pick_elems(r, budget(maxn + 1, type_at(base, SH_VECTOR)), unit) : (F_NALLGATHERV == f ? e_i : one);
                     out_e[i * maxn + k] = e;
-                    tot += e;
                 }
             }
         }
