@@ -31,7 +31,9 @@
  *   function of OPAL's PMIx layer in 5.0;
  * - what the MPI bindings keep in a nonblocking collective's request;
  * - reading an info object: into the caller's buffers in 4.1, as reference-counted
- *   strings (opal_cstring_t) in 5.0.
+ *   strings (opal_cstring_t) in 5.0;
+ * - help messages: from the component's help file in 4.1 and 5.0; 6.0 shows only
+ *   those compiled into Open MPI.
  * Persistent collectives and progress need nothing here: 4.1 already has the
  * coll_<name>_init entry points 5.0 and 6.0 have, with the same arguments but for
  * 6.0's count types.
@@ -215,6 +217,11 @@ static inline void coll_async_module_uninstall(mca_coll_base_module_t *module,
         ((void) (module), (void) (comm), (void) (below))
 #    define coll_async_module_set_disable(module, disable) ((void) (module), (void) (disable))
 #endif
+
+/* Help messages: 4.1 and 5.0 read a component's help file from the directories
+ * opal_show_help_add_dir names; 6.0 shows only the texts compiled into Open MPI,
+ * so there the component renders its own (coll_async_say.c). */
+#define COLL_ASYNC_HELP_FROM_FILES (OMPI_MAJOR_VERSION < 6)
 
 /*
  * The modex. rc is set to a status that is 0 (OPAL_SUCCESS, PMIX_SUCCESS) on

@@ -44,11 +44,14 @@ static inline void count_call(enum coll_async_coll coll, enum coll_async_path pa
 }
 
 /* Where nothing below provides a collective the module hands on (an
- * intercommunicator to another job, with no coll/inter): an error that names
- * it, not a call through a null pointer. */
+ * intercommunicator to another job, with no coll/inter; on an intracommunicator,
+ * where the module delegates a family only with something below, a call whose
+ * counts its native path cannot carry): an error that names it, not a call
+ * through a null pointer. */
 static int not_provided(const char *name, struct ompi_communicator_t *comm)
 {
-    mca_coll_async_show_help(true, "not provided", name, comm->c_name);
+    mca_coll_async_show_help(true, OMPI_COMM_IS_INTER(comm) ? "not provided" : "count too large",
+                             name, comm->c_name);
     return OMPI_ERR_NOT_SUPPORTED;
 }
 

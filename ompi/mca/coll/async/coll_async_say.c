@@ -15,7 +15,9 @@
 
 #include <dlfcn.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +52,7 @@ static struct later *later;
 /* An object of the component's own, whose address dladdr() can take (ISO C has no
  * conversion of a function's address to void *). */
 static const char in_this_library;
+static char help_dir[PATH_MAX];
 
 void mca_coll_async_say_init(void)
 {
@@ -61,10 +64,77 @@ void mca_coll_async_say_init(void)
     }
     path = strdup(info.dli_fname);
     if (NULL != path) {
-        opal_show_help_add_dir(dirname(path));
+        snprintf(help_dir, sizeof(help_dir), "%s", dirname(path));
+        opal_show_help_add_dir(help_dir);
         free(path);
     }
 }
+
+/*
+ * Where Open MPI shows only the help texts compiled into it (6.0:
+ * COLL_ASYNC_HELP_FROM_FILES), the component renders its own as Open MPI would:
+ * the topic's lines of its help file, comments left out, as the format of
+ * args, between two rules. NULL where the file or the topic is missing.
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static char *render_help(const char *topic, va_list args)
+{
+    static const char rule[] =
+        "--------------------------------------------------------------------------\n";
+    char path[PATH_MAX + 32], line[1024], *format = NULL, *text = NULL;
+    size_t length = strlen(rule), topic_length = strlen(topic);
+    bool inside = false;
+    FILE *file;
+    va_list again;
+    int size;
+
+    snprintf(path, sizeof(path), "%s/help-coll-async.txt", help_dir);
+    if ('\0' == help_dir[0] || NULL == (file = fopen(path, "r"))) {
+        return NULL;
+    }
+    while (NULL != fgets(line, sizeof(line), file)) {
+        size_t n = strlen(line);
+        char *grown;
+
+        if ('[' == line[0]) {
+            if (inside) {
+                break;
+            }
+            inside = 0 == strncmp(line + 1, topic, topic_length) && ']' == line[1 + topic_length];
+            if (inside && NULL == (format = strdup(rule))) {
+                break;
+            }
+            continue;
+        }
+        if (!inside || '#' == line[0]) {
+            continue;
+        }
+        if (NULL == (grown = realloc(format, length + n + 1))) {
+            break;
+        }
+        format = grown;
+        memcpy(format + length, line, n + 1);
+        length += n;
+    }
+    fclose(file);
+    if (NULL == format || NULL == (text = realloc(format, length + sizeof(rule)))) {
+        free(format);
+        return NULL;
+    }
+    memcpy(text + length, rule, sizeof(rule));
+    format = text;
+    va_copy(again, args);
+    size = vsnprintf(NULL, 0, format, args);
+    text = size < 0 ? NULL : malloc((size_t) size + 1);
+    if (NULL != text) {
+        vsnprintf(text, (size_t) size + 1, format, again);
+    }
+    va_end(again);
+    free(format);
+    return text;
+}
+#pragma GCC diagnostic pop
 
 int mca_coll_async_say_open(int level)
 {
@@ -96,6 +166,16 @@ void mca_coll_async_show_help(bool speaker, const char *topic, ...)
         return;
     }
     va_start(args, topic);
+    if (!COLL_ASYNC_HELP_FROM_FILES) {
+        char *text = render_help(topic, args);
+
+        if (NULL != text) {
+            opal_output(0, "%s", text);
+            free(text);
+            va_end(args);
+            return;
+        }
+    }
     opal_show_vhelp("help-coll-async.txt", topic, true, args);
     va_end(args);
 }
