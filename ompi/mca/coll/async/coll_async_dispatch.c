@@ -79,14 +79,29 @@ static int not_provided(const char *name, struct ompi_communicator_t *comm)
  * The native form of each family, from its MPI arguments.
  */
 
+/* A side of blocks of one count and type (the framework's count, which the caller
+ * checked fits in an int). */
+static struct coll_async_side one_count(const void *buf, coll_async_count_t count,
+                                        struct ompi_datatype_t *dtype)
+{
+    return (struct coll_async_side){.buf = buf, .count = coll_async_count_int(count),
+                                    .dtype = dtype};
+}
+
+/* A side of blocks of one type, each with its own count and displacement. */
+static struct coll_async_side per_block(const void *buf, coll_async_counts_t counts,
+                                        coll_async_displs_t displs, struct ompi_datatype_t *dtype)
+{
+    return (struct coll_async_side){.buf = buf, .counts = coll_async_counts_int(counts),
+                                    .displs = coll_async_displs_int(displs), .dtype = dtype};
+}
+
 static int native_allgather(const struct coll_async_call *call, const void *sbuf,
                             coll_async_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,
                             coll_async_count_t rcount, struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
-                                   .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
-                                   .dtype = rdtype};
+    struct coll_async_side send = one_count(sbuf, scount, sdtype);
+    struct coll_async_side recv = one_count(rbuf, rcount, rdtype);
 
     return coll_async_native_gather(call, &send, &recv, -1);
 }
@@ -96,10 +111,8 @@ static int native_allgatherv(const struct coll_async_call *call, const void *sbu
                              coll_async_counts_t rcounts, coll_async_displs_t displs,
                              struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
-                                   .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
-                                   .displs = coll_async_displs_int(displs), .dtype = rdtype};
+    struct coll_async_side send = one_count(sbuf, scount, sdtype);
+    struct coll_async_side recv = per_block(rbuf, rcounts, displs, rdtype);
 
     return coll_async_native_gather(call, &send, &recv, -1);
 }
@@ -115,10 +128,8 @@ static int native_alltoall(const struct coll_async_call *call, const void *sbuf,
                            coll_async_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,
                            coll_async_count_t rcount, struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
-                                   .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
-                                   .dtype = rdtype};
+    struct coll_async_side send = one_count(sbuf, scount, sdtype);
+    struct coll_async_side recv = one_count(rbuf, rcount, rdtype);
 
     return coll_async_native_alltoall(call, &send, &recv);
 }
@@ -128,10 +139,8 @@ static int native_alltoallv(const struct coll_async_call *call, const void *sbuf
                             struct ompi_datatype_t *sdtype, void *rbuf, coll_async_counts_t rcounts,
                             coll_async_displs_t rdispls, struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .counts = coll_async_counts_int(scounts),
-                                   .displs = coll_async_displs_int(sdispls), .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
-                                   .displs = coll_async_displs_int(rdispls), .dtype = rdtype};
+    struct coll_async_side send = per_block(sbuf, scounts, sdispls, sdtype);
+    struct coll_async_side recv = per_block(rbuf, rcounts, rdispls, rdtype);
 
     return coll_async_native_alltoall(call, &send, &recv);
 }
@@ -168,10 +177,8 @@ static int native_gather(const struct coll_async_call *call, const void *sbuf,
                          coll_async_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,
                          coll_async_count_t rcount, struct ompi_datatype_t *rdtype, int root)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
-                                   .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
-                                   .dtype = rdtype};
+    struct coll_async_side send = one_count(sbuf, scount, sdtype);
+    struct coll_async_side recv = one_count(rbuf, rcount, rdtype);
 
     return coll_async_native_gather(call, &send, &recv, root);
 }
@@ -181,10 +188,8 @@ static int native_gatherv(const struct coll_async_call *call, const void *sbuf,
                           coll_async_counts_t rcounts, coll_async_displs_t displs,
                           struct ompi_datatype_t *rdtype, int root)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
-                                   .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
-                                   .displs = coll_async_displs_int(displs), .dtype = rdtype};
+    struct coll_async_side send = one_count(sbuf, scount, sdtype);
+    struct coll_async_side recv = per_block(rbuf, rcounts, displs, rdtype);
 
     return coll_async_native_gather(call, &send, &recv, root);
 }
@@ -225,10 +230,8 @@ static int native_scatter(const struct coll_async_call *call, const void *sbuf,
                           coll_async_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,
                           coll_async_count_t rcount, struct ompi_datatype_t *rdtype, int root)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
-                                   .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
-                                   .dtype = rdtype};
+    struct coll_async_side send = one_count(sbuf, scount, sdtype);
+    struct coll_async_side recv = one_count(rbuf, rcount, rdtype);
 
     return coll_async_native_scatter(call, &send, &recv, root);
 }
@@ -238,10 +241,8 @@ static int native_scatterv(const struct coll_async_call *call, const void *sbuf,
                            struct ompi_datatype_t *sdtype, void *rbuf, coll_async_count_t rcount,
                            struct ompi_datatype_t *rdtype, int root)
 {
-    struct coll_async_side send = {.buf = sbuf, .counts = coll_async_counts_int(scounts),
-                                   .displs = coll_async_displs_int(displs), .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
-                                   .dtype = rdtype};
+    struct coll_async_side send = per_block(sbuf, scounts, displs, sdtype);
+    struct coll_async_side recv = one_count(rbuf, rcount, rdtype);
 
     return coll_async_native_scatter(call, &send, &recv, root);
 }
@@ -251,10 +252,8 @@ static int native_neighbor_allgather(const struct coll_async_call *call, const v
                                      void *rbuf, coll_async_count_t rcount,
                                      struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
-                                   .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
-                                   .dtype = rdtype};
+    struct coll_async_side send = one_count(sbuf, scount, sdtype);
+    struct coll_async_side recv = one_count(rbuf, rcount, rdtype);
 
     return coll_async_native_neighbor(call, &send, true, &recv);
 }
@@ -264,10 +263,8 @@ static int native_neighbor_allgatherv(const struct coll_async_call *call, const 
                                       void *rbuf, coll_async_counts_t rcounts,
                                       coll_async_displs_t displs, struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
-                                   .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
-                                   .displs = coll_async_displs_int(displs), .dtype = rdtype};
+    struct coll_async_side send = one_count(sbuf, scount, sdtype);
+    struct coll_async_side recv = per_block(rbuf, rcounts, displs, rdtype);
 
     return coll_async_native_neighbor(call, &send, true, &recv);
 }
@@ -277,10 +274,8 @@ static int native_neighbor_alltoall(const struct coll_async_call *call, const vo
                                     void *rbuf, coll_async_count_t rcount,
                                     struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .count = coll_async_count_int(scount),
-                                   .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .count = coll_async_count_int(rcount),
-                                   .dtype = rdtype};
+    struct coll_async_side send = one_count(sbuf, scount, sdtype);
+    struct coll_async_side recv = one_count(rbuf, rcount, rdtype);
 
     return coll_async_native_neighbor(call, &send, false, &recv);
 }
@@ -291,10 +286,8 @@ static int native_neighbor_alltoallv(const struct coll_async_call *call, const v
                                      coll_async_counts_t rcounts, coll_async_displs_t rdispls,
                                      struct ompi_datatype_t *rdtype)
 {
-    struct coll_async_side send = {.buf = sbuf, .counts = coll_async_counts_int(scounts),
-                                   .displs = coll_async_displs_int(sdispls), .dtype = sdtype};
-    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
-                                   .displs = coll_async_displs_int(rdispls), .dtype = rdtype};
+    struct coll_async_side send = per_block(sbuf, scounts, sdispls, sdtype);
+    struct coll_async_side recv = per_block(rbuf, rcounts, rdispls, rdtype);
 
     return coll_async_native_neighbor(call, &send, false, &recv);
 }
