@@ -44,6 +44,7 @@
 
 #include "../../ompi/mca/coll/async/coll_async_backoff.h"
 #include "../../ompi/mca/coll/async/transport/coll_async_shm.h"
+#include "../../ompi/mca/coll/async/transport/coll_async_shm_pool.h"
 #include "forked_ranks.h"
 
 #define SLOT_SIZE 256
@@ -108,8 +109,8 @@ static void job_init(struct job *job, int nranks)
     assert_int_equal(coll_async_random(&key, sizeof(key)), 0);
     snprintf(context, sizeof(context), "test_shm %d", (int) getpid());
     for (int rank = 0; rank < MAX_RANKS; ++rank) {
-        assert_int_equal(coll_async_shm_identify(&job->id[rank], &key, context, strlen(context)),
-                         0);
+        assert_int_equal(
+            coll_async_shm_identify(&job->id[rank], &key, context, strlen(context), 1), 0);
         job->config[rank] = (struct coll_async_shm_config){
             .slot_size = SLOT_SIZE, .piece_size = SLOT_SIZE, .timeout_ms = PATIENT_MS};
     }
@@ -507,22 +508,27 @@ static void test_cma_declined_by_one(void **state)
 
 static void test_names(void **state)
 {
-    struct coll_async_shm_identity a, b, c, d;
+    struct coll_async_shm_identity a, b, c, d, e;
     struct coll_async_key key, other;
     char path[64];
 
     (void) state;
     memset(&key, 1, sizeof(key));
     memset(&other, 2, sizeof(other));
-    assert_int_equal(coll_async_shm_identify(&a, &key, "cid 3", 5), 0);
-    assert_int_equal(coll_async_shm_identify(&b, &key, "cid 3", 5), 0);
-    assert_int_equal(coll_async_shm_identify(&c, &key, "cid 4", 5), 0);
-    assert_int_equal(coll_async_shm_identify(&d, &other, "cid 3", 5), 0);
-    /* Every rank computes the creator's name alike; another communicator or
-     * another key, another name. */
+    assert_int_equal(coll_async_shm_identify(&a, &key, "ranks 0 1", 9, 3), 0);
+    assert_int_equal(coll_async_shm_identify(&b, &key, "ranks 0 1", 9, 3), 0);
+    assert_int_equal(coll_async_shm_identify(&c, &key, "ranks 0 1", 9, 4), 0);
+    assert_int_equal(coll_async_shm_identify(&d, &other, "ranks 0 1", 9, 3), 0);
+    assert_int_equal(coll_async_shm_identify(&e, &key, "ranks 1 0", 9, 3), 0);
+    /* Every rank computes the creator's name alike; another communicator,
+     * other members or another key, another name. */
     assert_string_equal(a.name, b.name);
     assert_string_not_equal(a.name, c.name);
     assert_string_not_equal(a.name, d.name);
+    assert_string_not_equal(a.name, e.name);
+    /* The family is the members' alone: what may reuse a parked segment. */
+    assert_true(a.family == c.family);
+    assert_true(a.family != d.family && a.family != e.family);
     assert_int_equal(strlen(a.name), strlen("/coll_async-") + 16);
     assert_int_equal(strncmp(a.name, "/coll_async-", 12), 0);
     coll_async_shm_path(&a, path, sizeof(path));
@@ -1095,6 +1101,184 @@ static void test_decision_raced(void **state)
                   outcomes[1], outcomes[0]);
 }
 
+/* Segments parked and taken again */
+
+#define REUSE_COMMS 4
+#define REUSE_ROUNDS 200
+
+/* What each rank of a reuse job does with the communicators 1..REUSE_COMMS of one
+ * family, one after another: how many bytes its pool keeps, and whether it keeps
+ * the first communicator until the last is done (so that it never parks it). */
+struct reuse_job {
+    struct job job;
+    size_t limit[MAX_RANKS];
+    bool keep_first[MAX_RANKS];
+    volatile int *freed; /* shared: communicators freed, all ranks together */
+    int64_t reused[MAX_RANKS];
+};
+
+static uint64_t reuse_pattern(int comm, uint64_t s)
+{
+    return (uint64_t) comm * REUSE_ROUNDS + s;
+}
+
+/* The ring of test_ring_2 on communicator comm, its data unique to comm: a flag
+ * or slot left over from the last communicator on the segment would be read as
+ * this one's. */
+static void reuse_ring(int rank, int nranks, int comm, struct coll_async_shm_segment *seg)
+{
+    const size_t words = SLOT_SIZE / sizeof(uint64_t);
+
+    for (uint64_t s = 1; s <= REUSE_ROUNDS; ++s) {
+        fill((uint64_t *) coll_async_shm_slot(seg, rank, s), words, rank, reuse_pattern(comm, s));
+        coll_async_shm_publish(seg, COLL_ASYNC_SHM_ARRIVED, s);
+        wait_all(seg, COLL_ASYNC_SHM_ARRIVED, s);
+        for (int peer = 0; peer < nranks; ++peer) {
+            CHECK(holds((uint64_t *) coll_async_shm_slot(seg, peer, s), words, peer,
+                        reuse_pattern(comm, s)));
+        }
+        /* The next round overwrites this parity only once every rank read it. */
+        coll_async_shm_publish(seg, COLL_ASYNC_SHM_DONE, s);
+        wait_all(seg, COLL_ASYNC_SHM_DONE, s);
+    }
+}
+
+/* Waits until all ranks together have freed at least count communicators. */
+static void wait_freed(const struct reuse_job *r, int count)
+{
+    struct coll_async_backoff backoff = COLL_ASYNC_BACKOFF_INIT;
+
+    while (__atomic_load_n(r->freed, __ATOMIC_ACQUIRE) < count) {
+        coll_async_backoff_wait(&backoff);
+    }
+}
+
+static void run_reuse_rank(int rank, void *context)
+{
+    struct reuse_job *r = context;
+    struct job *job = &r->job;
+    struct coll_async_shm_segment first, seg;
+    struct coll_async_shm_failure failure;
+    int keepers = 0;
+
+    for (int other = 0; other < job->nranks; ++other) {
+        keepers += r->keep_first[other];
+    }
+    coll_async_shm_pool_limit(r->limit[rank]);
+    for (int comm = 1; comm <= REUSE_COMMS; ++comm) {
+        struct coll_async_shm_segment *use = comm == 1 && r->keep_first[rank] ? &first : &seg;
+
+        /* Each communicator of the family after every rank freed the last one
+         * (but those kept): what the creator finds parked is then known. */
+        wait_freed(r, comm > 1 ? (comm - 1) * job->nranks - keepers : 0);
+        CHECK(0 == coll_async_shm_identify(&job->id[rank], &job->id[rank].key, "family", 6,
+                                           (uint32_t) comm));
+        CHECK(0 == attach(use, job, rank, &failure));
+        /* Cleared for this communicator: no rank's flag of the last one is left. */
+        CHECK(0 == use->control[rank].flag[COLL_ASYNC_SHM_ARRIVED]);
+        reuse_ring(rank, job->nranks, comm, use);
+        if (use != &first) {
+            coll_async_shm_detach(use);
+            __atomic_add_fetch(r->freed, 1, __ATOMIC_ACQ_REL);
+        }
+    }
+    if (r->keep_first[rank]) {
+        coll_async_shm_detach(&first);
+    }
+    r->reused[rank] = coll_async_shm_reused;
+    coll_async_shm_pool_drain();
+}
+
+/* Runs r's ranks over REUSE_COMMS communicators; each must succeed and leave no
+ * file. */
+static void run_reuse(struct reuse_job *r)
+{
+    pid_t pids[MAX_RANKS];
+    int status[MAX_RANKS];
+    struct reuse_job *shared = mmap(NULL, sizeof(*r) + sizeof(int), PROT_READ | PROT_WRITE,
+                                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+    assert_true(MAP_FAILED != shared);
+    *shared = *r;
+    shared->freed = (volatile int *) (shared + 1);
+    for (int rank = 0; rank < r->job.nranks; ++rank) {
+        pids[rank] = spawn_rank(rank, run_reuse_rank, shared);
+    }
+    wait_ranks(r->job.nranks, pids, status);
+    assert_ranks_exited_cleanly(r->job.nranks, pids, status);
+    memcpy(r->reused, shared->reused, sizeof(r->reused));
+    for (int comm = 1; comm <= REUSE_COMMS; ++comm) {
+        struct coll_async_shm_identity id;
+
+        assert_int_equal(coll_async_shm_identify(&id, &r->job.id[0].key, "family", 6,
+                                                 (uint32_t) comm), 0);
+        assert_false(name_exists(id.name));
+    }
+    munmap(shared, sizeof(*r) + sizeof(int));
+}
+
+static void reuse_job_init(struct reuse_job *r, int nranks)
+{
+    memset(r, 0, sizeof(*r));
+    job_init(&r->job, nranks);
+    for (int rank = 0; rank < MAX_RANKS; ++rank) {
+        r->limit[rank] = 1 << 20;
+    }
+}
+
+/* Every communicator after the first takes the first's segment again, on every
+ * rank, cleared: the ring's data, unique per communicator, arrive whole. */
+static void test_reused(void **state)
+{
+    struct reuse_job r;
+
+    (void) state;
+    for (int nranks = 2; nranks <= 3; ++nranks) {
+        reuse_job_init(&r, nranks);
+        run_reuse(&r);
+        for (int rank = 0; rank < nranks; ++rank) {
+            assert_int_equal(r.reused[rank], REUSE_COMMS - 1);
+        }
+        job_fini(&r.job);
+    }
+}
+
+/* A member that keeps none (its limit 0) leaves the creator nothing to claim; a
+ * creator that keeps none claims nothing: every communicator makes its file, as
+ * without reuse, and works. */
+static void test_not_reused_when_a_rank_keeps_none(void **state)
+{
+    struct reuse_job r;
+
+    (void) state;
+    for (int none = 0; none <= 2; none += 2) {
+        reuse_job_init(&r, 3);
+        r.limit[none] = 0;
+        run_reuse(&r);
+        for (int rank = 0; rank < 3; ++rank) {
+            assert_int_equal(r.reused[rank], 0);
+        }
+        job_fini(&r.job);
+    }
+}
+
+/* A segment one member still uses (its first communicator, not freed) is not
+ * claimed: the second communicator makes a file; the third and fourth take the
+ * second's segment again. */
+static void test_not_reused_while_a_member_uses_it(void **state)
+{
+    struct reuse_job r;
+
+    (void) state;
+    reuse_job_init(&r, 2);
+    r.keep_first[1] = true;
+    run_reuse(&r);
+    for (int rank = 0; rank < 2; ++rank) {
+        assert_int_equal(r.reused[rank], REUSE_COMMS - 2);
+    }
+    job_fini(&r.job);
+}
+
 /* A creator killed before its peers attach */
 
 /*
@@ -1164,6 +1348,9 @@ int main(void)
         cmocka_unit_test(test_creator_umask),
         cmocka_unit_test(test_decision_raced),
         cmocka_unit_test(test_killed_creator),
+        cmocka_unit_test(test_reused),
+        cmocka_unit_test(test_not_reused_when_a_rank_keeps_none),
+        cmocka_unit_test(test_not_reused_while_a_member_uses_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

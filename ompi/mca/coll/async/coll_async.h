@@ -60,6 +60,7 @@ typedef struct mca_coll_async_component_t {
     size_t shm_stream_bytes;
     bool shm_cma;
     int shm_setup_timeout;
+    size_t shm_reuse_bytes;
     char *reduce_mode_value;
     size_t small_reduce_bytes;
     int virtual_nodes;

@@ -292,13 +292,14 @@ static inline void coll_async_nbc_request_clear(ompi_coll_base_nbc_request_t *re
 
 /* Asks the launcher's daemon to remove the file at path when this process ends,
  * however it ends; a file already gone is nothing to it. */
-static inline void coll_async_remove_at_exit(char *path)
+static inline void coll_async_remove_at_exit(const char *path)
 {
+    /* Open MPI's prototypes lack the const; neither writes the path. */
 #if OMPI_MAJOR_VERSION >= 5
-    (void) opal_pmix_register_cleanup(path, false, false, false);
+    (void) opal_pmix_register_cleanup((char *) path, false, false, false);
 #else
     if (NULL != opal_pmix.register_cleanup) {
-        (void) opal_pmix.register_cleanup(path, false, false, false);
+        (void) opal_pmix.register_cleanup((char *) path, false, false, false);
     }
 #endif
 }

@@ -25,6 +25,7 @@
 
 #include "coll_async.h"
 #include "coll_async_schedule.h"
+#include "transport/coll_async_shm_pool.h"
 
 volatile int64_t mca_coll_async_calls[COLL_ASYNC_NUM_COLLS][COLL_ASYNC_NUM_PATHS];
 volatile int64_t mca_coll_async_reduce_local_calls;
@@ -89,6 +90,14 @@ int mca_coll_async_pvars_register(const mca_base_component_t *component)
                           "that coll/async ran itself, in an order apart from the "
                           "communicator's collectives (Open MPI 5 and later)",
                           &mca_coll_async_agree_calls);
+    if (rc < 0) {
+        return rc;
+    }
+    rc = register_counter(component, "shm_reused",
+                          "Number of shared-memory segments this process took again, parked "
+                          "when a communicator of the same ranks was freed, instead of making "
+                          "or attaching a file (coll_async_shm_reuse_bytes)",
+                          &coll_async_shm_reused);
     if (rc < 0) {
         return rc;
     }

@@ -48,27 +48,27 @@ static int rank_at(const int *ranks, int i)
 }
 
 /*
- * What every listed rank knows alike of the segment, whatever its job: which of
- * the communicator's segments it is (the whole communicator's, or one node's part
- * of it), the communicator's id (the same on all its ranks, and unique among the
- * live communicators of each), and its members, by process name. Communicators
+ * What every listed rank knows alike of the segment's members, whatever its job:
+ * which of the communicator's segments it is (the whole communicator's, or one
+ * node's part of it) and its members, by process name, in order. The
+ * communicator's id (the same on all its ranks, and unique among the live
+ * communicators of each) tells apart communicators of the same members; those
  * that share an id (a split's parts) have other members; a communicator created
  * again with a freed one's id and members is not created until every rank has
  * returned from the set-up before it.
  */
-static uint8_t *encode_context(struct ompi_communicator_t *comm, const int *ranks, int count,
+static uint8_t *encode_members(struct ompi_communicator_t *comm, const int *ranks, int count,
                                enum coll_async_segment_role role, size_t *length)
 {
     uint8_t *context, *p;
 
-    *length = 1 + 4 + 4 + (size_t) count * 8;
+    *length = 1 + 4 + (size_t) count * 8;
     context = malloc(*length);
     if (NULL == context) {
         return NULL;
     }
     p = context;
     *p++ = (uint8_t) role;
-    p = put_le32(p, coll_async_comm_cid(comm));
     p = put_le32(p, (uint32_t) count);
     for (int i = 0; i < count; ++i) {
         const opal_process_name_t *name =
@@ -109,7 +109,7 @@ static int identify(struct coll_async_shm_identity *id, struct ompi_communicator
 {
     const struct coll_async_card *creator =
         mca_coll_async_card_of(ompi_comm_peer_lookup(comm, rank_at(ranks, creator_at)));
-    uint8_t *context;
+    uint8_t *members;
     size_t length;
     int rc;
 
@@ -122,9 +122,11 @@ static int identify(struct coll_async_shm_identity *id, struct ompi_communicator
             return OMPI_ERR_NOT_SUPPORTED;
         }
     }
-    context = encode_context(comm, ranks, count, role, &length);
-    rc = NULL == context ? -ENOMEM : coll_async_shm_identify(id, &creator->key, context, length);
-    free(context);
+    members = encode_members(comm, ranks, count, role, &length);
+    rc = NULL == members ? -ENOMEM
+                         : coll_async_shm_identify(id, &creator->key, members, length,
+                                                   coll_async_comm_cid(comm));
+    free(members);
     if (0 != rc) {
         snprintf(failure->why, sizeof(failure->why), "out of memory");
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -171,6 +173,12 @@ int mca_coll_async_segment_open(struct coll_async_channel *channel,
                                      &failure);
     }
     if (0 == rc) {
+        /* Should the creator die before it removes its file, the launcher's daemon
+         * removes it (vader asks the same). Asked when the file is about to be
+         * made: the request is a round trip to the daemon (asked at creation, it
+         * tripled MPI_Comm_dup's time), and a communicator that runs no
+         * collective, or reuses a parked segment, makes no file. */
+        channel->shm.before_create = coll_async_remove_at_exit;
         return OMPI_SUCCESS;
     }
     if (!failure.together) {
@@ -191,19 +199,7 @@ int mca_coll_async_segment_settle(struct coll_async_channel *channel,
                                   struct coll_async_failure *said)
 {
     struct coll_async_shm_failure failure = {.speaker = false};
-    char path[sizeof("/dev/shm") + COLL_ASYNC_SHM_NAME_MAX];
-    int rc;
-
-    /* Should the creator die before it removes the file, the launcher's daemon
-     * removes it (vader asks the same). Asked when the file is about to be made,
-     * not at creation: the request is a round trip to the daemon (it tripled
-     * MPI_Comm_dup's time), and a communicator that runs no collective makes no
-     * file. */
-    if (coll_async_shm_will_create(&channel->shm)) {
-        coll_async_shm_path(&channel->shm.id, path, sizeof(path));
-        coll_async_remove_at_exit(path);
-    }
-    rc = coll_async_channel_settle(channel, &failure);
+    int rc = coll_async_channel_settle(channel, &failure);
 
     if (rc < 0) {
         /* The transport says why, every time: a failure this rank met at

@@ -26,9 +26,9 @@
 
 #include "coll_async_clock.h"
 #include "coll_async_shm.h"
+#include "coll_async_shm_header.h"
+#include "coll_async_shm_pool.h"
 
-#define SEGMENT_MAGIC 0x636f6c6c6173796eULL /* "collasyn" */
-#define SEGMENT_VERSION 2
 #define SHM_DIRECTORY "/dev/shm" /* where glibc's shm_open puts the names */
 #define NAME_PREFIX "/coll_async-"
 
@@ -36,37 +36,6 @@
  * segment can still say so in the header, instead of leaving the others to
  * their deadline for an unfinished file. */
 #define HEADER_PAGE 4096
-
-/* The decision: ranks counted and a bit that, once set, says every rank
- * fails. The bit is set only while the count is short, and a rank's count is an
- * attachment only when the bit was clear as it counted (after, it acknowledges
- * the failure): whichever comes first of "all counted" and "failed" holds for
- * every rank. */
-#define STATE_FAILED (1ULL << 63)
-#define STATE_COUNT(state) ((state) & ~STATE_FAILED)
-
-/* The same for CMA: ranks whose probe read their neighbour, and a refusal. */
-#define CMA_DECLINED (1ULL << 63)
-
-/* Why a segment failed, kept in the header for the creator to report. */
-enum failure_cause {
-    CAUSE_NONE,
-    CAUSE_PARAMETERS, /* a rank was given other slot or piece sizes */
-    CAUSE_NO_SPACE,   /* a rank could not allocate (or map) its part of the segment */
-};
-
-struct segment_header {
-    volatile uint64_t magic; /* set last by the creator: the fields below are final */
-    uint32_t version;
-    uint32_t nranks;
-    uint64_t slot_size;
-    uint64_t piece_size;
-    uint64_t length;
-    uint64_t token;           /* MAC under the creator's key of the identity and the above */
-    volatile uint64_t state;  /* STATE_FAILED | ranks counted */
-    volatile uint64_t cause;  /* the first failure: cause << 48 | errno << 16 | rank */
-    volatile uint64_t cma;    /* CMA_DECLINED | ranks whose probe succeeded */
-} __attribute__((aligned(COLL_ASYNC_SHM_LINE)));
 
 /* Set-up */
 
@@ -142,13 +111,19 @@ static int labelled_mac(const struct coll_async_key *key, const char *label, con
 }
 
 int coll_async_shm_identify(struct coll_async_shm_identity *id, const struct coll_async_key *key,
-                            const void *context, size_t length)
+                            const void *members, size_t length, uint32_t instance)
 {
-    int rc = labelled_mac(key, "coll_async shm name", context, length, &id->digest);
+    uint64_t family;
+    uint64_t named[2];
+    int rc = labelled_mac(key, "coll_async shm family", members, length, &family);
 
     if (0 != rc) {
         return rc;
     }
+    named[0] = family;
+    named[1] = instance;
+    (void) labelled_mac(key, "coll_async shm name", named, sizeof(named), &id->digest);
+    id->family = family;
     id->key = *key;
     snprintf(id->name, sizeof(id->name), NAME_PREFIX "%016llx",
              (unsigned long long) id->digest);
@@ -373,16 +348,57 @@ static int refuse_existing(const struct setup *setup)
                 path, found);
 }
 
+/* The creator vouches for the header of its placed segment and counts itself in
+ * (the magic or the claim's generation, stored next, announces them). */
+static void count_creator_in(const struct setup *setup)
+{
+    struct segment_header *header = setup->segment->base;
+
+    fill_header(setup, header);
+    publish_self(setup);
+    header->cma = setup->segment->try_cma ? 1 : CMA_DECLINED;
+    header->state = 1;
+}
+
+/* The creator, instead of a file: a segment every member parked
+ * (coll_async_shm_pool.h), cleared as a new file reads but for the park words,
+ * then announced. false when there is none to claim. */
+static bool claim_parked(const struct setup *setup)
+{
+    struct coll_async_shm_segment *segment = setup->segment;
+    uint64_t generation = coll_async_shm_pool_claim(segment);
+    struct segment_header *header;
+
+    if (0 == generation) {
+        return false;
+    }
+    place(segment, &setup->offsets);
+    for (int rank = 0; rank < segment->nranks; ++rank) {
+        memset((void *) &segment->control[rank], 0, offsetof(struct coll_async_shm_control, park));
+    }
+    memset((void *) segment->accumulator, 0, 2 * sizeof(*segment->accumulator));
+    header = segment->base;
+    header->cause = 0;
+    count_creator_in(setup);
+    __atomic_store_n(&header->claimed, generation, __ATOMIC_RELEASE);
+    return true;
+}
+
 /* The creator: makes the file, vouches for its header, counts itself in and
  * returns, waiting for nobody. */
 static int create(const struct setup *setup)
 {
     struct coll_async_shm_segment *segment = setup->segment;
-    struct segment_header *header;
     size_t length = setup->offsets.length;
-    int fd = shm_open(segment->id.name, O_CREAT | O_EXCL | O_RDWR | O_NONBLOCK, 0600);
-    int rc;
+    int fd, rc;
 
+    if (NULL != segment->before_create) {
+        char path[sizeof(SHM_DIRECTORY) + COLL_ASYNC_SHM_NAME_MAX];
+
+        coll_async_shm_path(&segment->id, path, sizeof(path));
+        segment->before_create(path);
+    }
+    fd = shm_open(segment->id.name, O_CREAT | O_EXCL | O_RDWR | O_NONBLOCK, 0600);
     if (fd < 0) {
         return EEXIST == errno ? refuse_existing(setup)
                                : fail(setup, true, -errno, "could not create " SHM_DIRECTORY
@@ -415,12 +431,9 @@ static int create(const struct setup *setup)
     close(fd);
     segment->length = length;
     place(segment, &setup->offsets);
-    header = segment->base;
-    fill_header(setup, header); /* the rest reads zero, as a new file does */
-    publish_self(setup);
-    header->cma = segment->try_cma ? 1 : CMA_DECLINED;
-    header->state = 1;
-    __atomic_store_n(&header->magic, SEGMENT_MAGIC, __ATOMIC_RELEASE);
+    count_creator_in(setup); /* the rest reads zero, as a new file does */
+    __atomic_store_n(&((struct segment_header *) segment->base)->magic, SEGMENT_MAGIC,
+                     __ATOMIC_RELEASE);
     if (1 == segment->nranks) {
         shm_unlink(segment->id.name);
         segment->created = false;
@@ -495,7 +508,7 @@ static uint64_t count_in(const struct setup *setup, struct segment_header *heade
 {
     uint64_t state = __atomic_add_fetch(&header->state, 1, __ATOMIC_ACQ_REL);
 
-    if (STATE_COUNT(state) == header->nranks) {
+    if (STATE_COUNT(state) == header->nranks && !setup->segment->reused) {
         shm_unlink(setup->segment->id.name);
     }
     return state;
@@ -527,6 +540,37 @@ static bool probe_creator(const struct setup *setup)
            && probe == creator->pid;
 }
 
+/* A member, in its placed segment: its pid, vote and CMA probe published, it
+ * counts itself in. 0, or the failure another rank recorded first. */
+static int count_member_in(const struct setup *setup)
+{
+    struct segment_header *header = setup->segment->base;
+
+    publish_self(setup);
+    if (probe_creator(setup)) {
+        __atomic_add_fetch(&header->cma, 1, __ATOMIC_ACQ_REL);
+    } else {
+        __atomic_or_fetch(&header->cma, CMA_DECLINED, __ATOMIC_ACQ_REL);
+    }
+    return count_in(setup, header) & STATE_FAILED ? report_failure(setup, header) : 0;
+}
+
+/* A member, instead of the file: its parked copy of the segment the creator
+ * claimed for this communicator, counted in. COLL_ASYNC_SHM_AGAIN while there is
+ * none. */
+static int take_parked(const struct setup *setup)
+{
+    struct segment_header mine = {0};
+
+    fill_header(setup, &mine);
+    if (!coll_async_shm_pool_take(setup->segment, mine.token)) {
+        return COLL_ASYNC_SHM_AGAIN;
+    }
+    setup->segment->joined = true;
+    place(setup->segment, &setup->offsets);
+    return count_member_in(setup);
+}
+
 /*
  * An attaching rank, once: opens and checks the file, then either counts itself
  * in the creator's segment (its CMA vote first) or, when it cannot use it, says
@@ -541,7 +585,6 @@ static int attach_once(const struct setup *setup)
     struct stat st;
     size_t mapped;
     int fd, rc = open_at_name(setup, &fd);
-    uint64_t state;
 
     if (0 == rc) {
         rc = creator_finished(setup, fd);
@@ -607,14 +650,7 @@ static int attach_once(const struct setup *setup)
     segment->base = header;
     segment->length = mapped;
     place(segment, &setup->offsets);
-    publish_self(setup);
-    if (probe_creator(setup)) {
-        __atomic_add_fetch(&header->cma, 1, __ATOMIC_ACQ_REL);
-    } else {
-        __atomic_or_fetch(&header->cma, CMA_DECLINED, __ATOMIC_ACQ_REL);
-    }
-    state = count_in(setup, header);
-    rc = state & STATE_FAILED ? report_failure(setup, header) : 0;
+    rc = count_member_in(setup);
 out:
     if (header != segment->base) {
         munmap(header, mapped);
@@ -675,11 +711,6 @@ int coll_async_shm_prepare(struct coll_async_shm_segment *segment,
                * nothing */
 }
 
-bool coll_async_shm_will_create(const struct coll_async_shm_segment *segment)
-{
-    return segment->settled > 0 && !segment->joined && is_creator(segment);
-}
-
 int coll_async_shm_settle(struct coll_async_shm_segment *segment,
                           struct coll_async_shm_failure *failure)
 {
@@ -697,10 +728,13 @@ int coll_async_shm_settle(struct coll_async_shm_segment *segment,
     if (!segment->joined) {
         (void) compute_offsets(segment->nranks, segment->slot_size, &setup.offsets);
         if (is_creator(segment)) {
-            rc = create(&setup);
+            rc = claim_parked(&setup) ? 0 : create(&setup);
             segment->joined = 0 == rc;
         } else {
-            rc = attach_once(&setup);
+            rc = take_parked(&setup);
+            if (COLL_ASYNC_SHM_AGAIN == rc) {
+                rc = attach_once(&setup);
+            }
         }
         if (COLL_ASYNC_SHM_AGAIN == rc) {
             return rc;
@@ -748,5 +782,9 @@ void coll_async_shm_detach(struct coll_async_shm_segment *segment)
         shm_unlink(segment->id.name);
     }
     segment->created = false;
+    if (0 == segment->settled && coll_async_shm_pool_park(segment)) {
+        segment->base = NULL; /* the pool's now */
+        return;
+    }
     unmap(segment);
 }

@@ -16,7 +16,10 @@
  * (coll_async_shm_prepare); at its first collective the creating rank makes the
  * file and every other local rank attaches, and each waits, as a collective waits
  * for its peers, for the others, without blocking (coll_async_shm_settle). The
- * last to attach unlinks the file, or the creator does at detach. The segment
+ * last to attach unlinks the file, or the creator does at detach. A freed
+ * communicator's segment stays mapped, parked, and the creator of the next
+ * communicator of the same members takes it again instead of making a file
+ * (coll_async_shm_pool.h): a file's pages cost more than a collective. The segment
  * holds, per local rank, a control line of sequence flags and two data slots;
  * plus a shared accumulator for the sender-side reduction modes. Large data moves
  * by single copy between the ranks' own buffers through CMA
@@ -67,6 +70,10 @@ struct coll_async_shm_control {
     volatile uint64_t address[2]; /* CMA tokens: the owner's buffers for this collective */
     volatile int32_t pid;
     volatile int32_t vote; /* the caller's, given at join (coll_async_shm_all_voted) */
+    /* Last, and kept when a reused segment is cleared: whether this rank parked
+     * the segment for reuse, and whether the creator claimed it since
+     * (coll_async_shm_pool.h). */
+    volatile uint64_t park;
 } __attribute__((aligned(COLL_ASYNC_SHM_LINE)));
 
 /* The sender-side reduction target, one per slot parity. */
@@ -83,14 +90,18 @@ struct coll_async_shm_accumulator {
 
 /*
  * Who a segment belongs to: the creating rank's key, and a digest of the
- * communicator as each of its ranks knows it (context: bytes the caller encodes
- * identically on every rank, such as its id and its members). The name is the
- * digest's hex, so two communicators never share one and only holders of the key
- * can compute it; the creator's header token is a MAC under the same key.
+ * communicator as each of its ranks knows it: members, bytes the caller encodes
+ * identically on every rank (its members, in order, and what the segment is for),
+ * and instance, which tells apart the live communicators of the same members
+ * (their id). The name is the digest's hex, so two communicators never share one
+ * and only holders of the key can compute it; the creator's header token is a MAC
+ * under the same key. The family leaves the instance out: a segment parked when
+ * one communicator was freed serves the next of its family.
  */
 struct coll_async_shm_identity {
     struct coll_async_key key;
-    uint64_t digest;
+    uint64_t digest; /* of the members and the instance: the segment's name */
+    uint64_t family; /* of the members alone: segments one may reuse */
     char name[COLL_ASYNC_SHM_NAME_MAX];
 };
 
@@ -110,17 +121,21 @@ struct coll_async_shm_segment {
     int settled;
     bool joined;  /* created, or counted in (or out, having seen it fail) */
     bool created; /* this rank made the file: it removes it if nobody else will */
+    bool reused;  /* a parked segment, taken again: it has no file */
     bool try_cma;
     int32_t vote;
     unsigned timeout_ms;
     uint64_t unfinished_since_ns; /* when this rank first saw the creator's file unfinished */
     struct coll_async_shm_identity id;
     char why[COLL_ASYNC_SHM_FAILURE_MAX]; /* this rank's failure, said at each settle */
+    /* Called by the creator just before it makes the file, with its path: the
+     * moment to ask for its removal should this process die. NULL: none. */
+    void (*before_create)(const char *path);
 };
 
 /* 0, or -ENOMEM. */
 int coll_async_shm_identify(struct coll_async_shm_identity *id, const struct coll_async_key *key,
-                            const void *context, size_t length);
+                            const void *members, size_t length, uint32_t instance);
 
 /* The file's path, "/dev/shm/coll_async-...", for cleanup by the launcher. */
 void coll_async_shm_path(const struct coll_async_shm_identity *id, char *path, size_t size);
@@ -164,8 +179,9 @@ int coll_async_shm_prepare(struct coll_async_shm_segment *segment,
 
 /*
  * The second half, at first use, without blocking: the creator makes the
- * segment, any other rank attaches to it; COLL_ASYNC_SHM_AGAIN while the
- * creator's file is not there yet or others have yet to attach (for as long as
+ * segment (or claims one its members parked), any other rank attaches to it (or
+ * takes its parked one again); COLL_ASYNC_SHM_AGAIN while the creator's segment
+ * is not there yet or others have yet to attach (for as long as
  * it takes, as a collective waits for its peers: each does so at its own first
  * collective); then, for good, 0 when every rank attached (and segment->cma says
  * whether all can use CMA) or, for every rank alike, an error with failure
@@ -175,15 +191,12 @@ int coll_async_shm_prepare(struct coll_async_shm_segment *segment,
 int coll_async_shm_settle(struct coll_async_shm_segment *segment,
                           struct coll_async_shm_failure *failure);
 
-/* Whether the next settle makes the file (this rank is its creator and has not
- * tried yet): the moment to ask for its removal should this process die. */
-bool coll_async_shm_will_create(const struct coll_async_shm_segment *segment);
-
 /* Once settled: whether every rank voted yes at its join. */
 bool coll_async_shm_all_voted(const struct coll_async_shm_segment *segment);
 
-/* Unmaps the segment; its creator removes the file if ranks have yet to attach
- * (none will: the communicator is gone). */
+/* Parks the segment for the next communicator of its family
+ * (coll_async_shm_pool.h), or unmaps it; its creator removes the file if ranks
+ * have yet to attach (none will: the communicator is gone). */
 void coll_async_shm_detach(struct coll_async_shm_segment *segment);
 
 /* The segment's bytes for nranks ranks of slot_size; -EOVERFLOW when they do not
