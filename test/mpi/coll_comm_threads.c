@@ -22,11 +22,13 @@
  *
  * Afterwards the process-wide MPI_T counters must show every one of those
  * collectives native: a communicator whose set-up fell back would show up as
- * delegated. Prints the time the loop took.
+ * delegated. Prints the time the loop took, and how many shared-memory segments
+ * this process took again from freed communicators (coll_async_shm_reused).
  *
  *   coll_comm_threads [-m dup|idup|create|create_group|split|dup_with_info|mix]
- *                     [-n iterations] [-t threads] [-c] [-o]
- *   -c: no collective; -o: no counters (Open MPI's own components, for the time)
+ *                     [-n iterations] [-t threads] [-c] [-o] [-r]
+ *   -c: no collective; -o: no counters (Open MPI's own components, for the time);
+ *   -r: fail unless every rank reused segments
  */
 
 #include <mpi.h>
@@ -52,7 +54,7 @@ struct worker {
 
 static int world_rank, world_size, iterations = 1234, threads = 4;
 static enum mode mode = DUP;
-static int collectives = 1, counted = 1;
+static int collectives = 1, counted = 1, must_reuse = 0;
 
 static MPI_Comm make(struct worker *w, int iteration)
 {
@@ -168,7 +170,7 @@ static int check_counters(const struct pvar_families *counters,
 static void usage(void)
 {
     fprintf(stderr, "usage: coll_comm_threads [-m dup|idup|create|create_group|split|"
-            "dup_with_info|mix] [-n iterations] [-t threads] [-c] [-o]\n");
+            "dup_with_info|mix] [-n iterations] [-t threads] [-c] [-o] [-r]\n");
     exit(2);
 }
 
@@ -176,7 +178,7 @@ static void parse(int argc, char **argv)
 {
     int opt;
 
-    while (-1 != (opt = getopt(argc, argv, "m:n:t:co"))) {
+    while (-1 != (opt = getopt(argc, argv, "m:n:t:cor"))) {
         switch (opt) {
         case 'm':
             mode = NUM_MODES + 1;
@@ -204,6 +206,9 @@ static void parse(int argc, char **argv)
         case 'o':
             counted = 0;
             break;
+        case 'r':
+            must_reuse = 1;
+            break;
         default:
             usage();
         }
@@ -216,8 +221,9 @@ int main(int argc, char **argv)
     struct worker workers[MAX_THREADS];
     pthread_t tids[MAX_THREADS];
     struct pvar_families counters;
-    unsigned long long blocking[PVAR_PATHS], nonblocking[PVAR_PATHS];
-    long failures = 0, calls[2] = {0, 0}, all_failures;
+    unsigned long long blocking[PVAR_PATHS], nonblocking[PVAR_PATHS], reused = 0;
+    MPI_T_pvar_handle reused_counter = MPI_T_PVAR_HANDLE_NULL;
+    long failures = 0, calls[2] = {0, 0}, all_failures, fewest_reused = 0;
     int provided, wrong = 0;
     double start, took;
 
@@ -237,6 +243,9 @@ int main(int argc, char **argv)
         pvar_families_open(&counters, families, 1, "coll_comm_threads");
         pvar_families_read(&counters, 0, PVAR_FORM_BLOCKING, blocking);
         pvar_families_read(&counters, 0, PVAR_FORM_NONBLOCKING, nonblocking);
+        reused_counter = pvar_counter(counters.session, "coll_async_shm_reused",
+                                      "coll_comm_threads");
+        reused = pvar_counter_read(counters.session, reused_counter);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     start = MPI_Wtime();
@@ -253,7 +262,15 @@ int main(int argc, char **argv)
     /* Every collective of the threads native, none delegated. */
     if (counted) {
         wrong += check_counters(&counters, blocking, nonblocking, calls);
+        reused = pvar_counter_read(counters.session, reused_counter) - reused;
+        MPI_T_pvar_handle_free(counters.session, &reused_counter);
         pvar_families_close(&counters);
+    }
+    MPI_Allreduce(&(long){(long) reused}, &fewest_reused, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
+    if (must_reuse && 0 == fewest_reused) {
+        fprintf(stderr, "coll_comm_threads: rank %d: %llu shared-memory segments reused\n",
+                world_rank, reused);
+        ++wrong;
     }
     failures += wrong;
     for (int t = 0; t < threads; ++t) {
@@ -264,6 +281,10 @@ int main(int argc, char **argv)
         printf("coll_comm_threads: %s, %d threads x %d communicators, %d ranks: %.2f s%s\n",
                mode_names[mode], threads, iterations, world_size, took,
                collectives ? "" : " (no collective)");
+        if (counted) {
+            printf("coll_comm_threads: at least %ld shared-memory segments reused per rank\n",
+                   fewest_reused);
+        }
         printf("%s\n", 0 == all_failures ? "No Errors" : "FAILED");
     }
     MPI_Finalize();

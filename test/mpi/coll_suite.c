@@ -107,6 +107,8 @@ static void usage(FILE *out)
             "                             ranks take the pretend nodes in turn (no node's\n"
             "                             ranks consecutive)\n"
             "  --thread-multiple          initialize with MPI_THREAD_MULTIPLE\n"
+            "  --fresh-comms              make the communicators again for each\n"
+            "                             collective (freed ones' shared memory taken again)\n"
             "  --verbose                  print every check before it runs\n"
             "  -h, --help                 this text\n"
             "environment: COLL_SUITE_BREAK_REFERENCE=1 alters one expected value per process,\n"
@@ -196,6 +198,8 @@ static int parse_options(int argc, char **argv)
             opt.comm_world_only = 1;
         } else if (0 == strcmp(a, "--thread-multiple")) {
             opt.thread_multiple = 1;
+        } else if (0 == strcmp(a, "--fresh-comms")) {
+            opt.fresh_comms = 1;
         } else if (0 == strcmp(a, "--verbose")) {
             opt.verbose = 1;
         } else {
@@ -373,17 +377,27 @@ int main(int argc, char **argv)
 
     probe_op_bugs(0 == rank);
     counters_init(opt.expect_component);
-    ncomms = make_comms(comms);
-
-    for (int i = 0; i < ncomms; ++i) {
+    if (opt.fresh_comms) {
         for (int coll = 0; coll < NUM_COLLS; ++coll) {
             if (opt.only[coll]) {
-                run_collective((enum coll_id) coll, &comms[i]);
+                ncomms = make_comms(comms);
+                for (int i = 0; i < ncomms; ++i) {
+                    run_collective((enum coll_id) coll, &comms[i]);
+                }
+                free_comms(comms, ncomms);
             }
         }
+    } else {
+        ncomms = make_comms(comms);
+        for (int i = 0; i < ncomms; ++i) {
+            for (int coll = 0; coll < NUM_COLLS; ++coll) {
+                if (opt.only[coll]) {
+                    run_collective((enum coll_id) coll, &comms[i]);
+                }
+            }
+        }
+        free_comms(comms, ncomms);
     }
-
-    free_comms(comms, ncomms);
     counters_moved(moved);
     MPI_Reduce(moved, moved_total, NUM_PATHS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     counters_finish();

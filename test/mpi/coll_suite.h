@@ -250,6 +250,7 @@ typedef struct suite_options {
     int interleaved;         /* --interleaved */
     int virtual_nodes;       /* --virtual-nodes: as coll_async_virtual_nodes */
     int thread_multiple;     /* --thread-multiple */
+    int fresh_comms;         /* --fresh-comms */
     int break_reference;     /* COLL_SUITE_BREAK_REFERENCE=1 */
     int verbose;             /* --verbose */
 } suite_options;
