@@ -67,40 +67,41 @@ static void unlink_entry(struct parked **link)
     parked_bytes -= p->length;
 }
 
-/* Lets go of p, unlinked: the creator retires its segment, a member says GONE
- * unless the creator claimed its copy meanwhile (then it is kept: false). */
-static bool drop(struct parked *p)
+/* Whether this rank may let p go: the creator retires its segment; a member says
+ * GONE, unless the creator claimed its copy meanwhile. */
+static bool let_go(const struct parked *p)
 {
+    uint64_t expected = PARKED;
+
     if (p->rank == p->creator) {
         __atomic_store_n(&header_of(p)->retired, 1, __ATOMIC_RELEASE);
-    } else {
-        uint64_t expected = PARKED;
-
-        if (!__atomic_compare_exchange_n(park_word(p, p->rank), &expected, GONE, false,
-                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-            return false;
-        }
+        return true;
     }
-    munmap(p->base, p->length);
-    free(p);
-    return true;
+    return __atomic_compare_exchange_n(park_word(p, p->rank), &expected, GONE, false,
+                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-/* Drops the oldest until bytes more fit, sparing copies claimed meanwhile and
- * the segments their creator retired first. */
+/* Unlinks and unmaps the entry at link. */
+static void release(struct parked **link)
+{
+    struct parked *p = *link;
+
+    unlink_entry(link);
+    munmap(p->base, p->length);
+    free(p);
+}
+
+/* Drops the oldest until bytes more fit, sparing copies the creator claimed
+ * meanwhile (their members take them back soon). */
 static void make_room(size_t bytes)
 {
     struct parked **link = &oldest;
 
     while (NULL != *link && parked_bytes + bytes > limit_bytes) {
-        struct parked *p = *link;
-
-        unlink_entry(link);
-        if (!drop(p)) {
-            p->next = *link; /* claimed: its member takes it back soon */
-            *link = p;
-            parked_bytes += p->length;
-            link = &p->next;
+        if (let_go(*link)) {
+            release(link);
+        } else {
+            link = &(*link)->next;
         }
     }
 }
@@ -212,9 +213,9 @@ bool coll_async_shm_pool_take(struct coll_async_shm_segment *segment, uint64_t t
         volatile uint64_t *park = park_word(p, p->rank);
         uint64_t generation;
 
-        if (p->rank != p->creator && __atomic_load_n(&header->retired, __ATOMIC_ACQUIRE)) {
-            unlink_entry(link); /* its creator let it go: nobody claims it again */
-            (void) drop(p);
+        if (p->rank != p->creator && __atomic_load_n(&header->retired, __ATOMIC_ACQUIRE)
+            && let_go(p)) {
+            release(link); /* its creator let it go: nobody claims it again */
             continue;
         }
         generation = __atomic_load_n(&header->claimed, __ATOMIC_ACQUIRE);
@@ -237,13 +238,8 @@ void coll_async_shm_pool_drain(void)
 {
     pthread_mutex_lock(&lock);
     while (NULL != oldest) {
-        struct parked *p = oldest;
-
-        unlink_entry(&oldest);
-        if (!drop(p)) {
-            munmap(p->base, p->length); /* claimed for a communicator never used here */
-            free(p);
-        }
+        (void) let_go(oldest); /* or claimed, for a communicator never used here */
+        release(&oldest);
     }
     pthread_mutex_unlock(&lock);
 }
