@@ -67,6 +67,13 @@ static void unlink_entry(struct parked **link)
     parked_bytes -= p->length;
 }
 
+/* The creator's word that it keeps the segment no more: nobody can claim the
+ * members' copies now, and they drop them. */
+static void retire(void *base)
+{
+    __atomic_store_n(&((struct segment_header *) base)->retired, 1, __ATOMIC_RELEASE);
+}
+
 /* Whether this rank may let p go: the creator retires its segment; a member says
  * GONE, unless the creator claimed its copy meanwhile. */
 static bool let_go(const struct parked *p)
@@ -74,7 +81,7 @@ static bool let_go(const struct parked *p)
     uint64_t expected = PARKED;
 
     if (p->rank == p->creator) {
-        __atomic_store_n(&header_of(p)->retired, 1, __ATOMIC_RELEASE);
+        retire(p->base);
         return true;
     }
     return __atomic_compare_exchange_n(park_word(p, p->rank), &expected, GONE, false,
@@ -121,9 +128,7 @@ bool coll_async_shm_pool_park(const struct coll_async_shm_segment *segment)
     if (segment->length > __atomic_load_n(&limit_bytes, __ATOMIC_RELAXED)
         || NULL == (p = malloc(sizeof(*p)))) {
         if (segment->rank == segment->creator) {
-            /* Nobody can claim the members' copies now: they drop them. */
-            __atomic_store_n(&((struct segment_header *) segment->base)->retired, 1,
-                             __ATOMIC_RELEASE);
+            retire(segment->base);
         }
         return false;
     }
@@ -171,9 +176,12 @@ static bool claim_all(struct parked *p, uint64_t generation)
     return true;
 }
 
-/* Moves p, unlinked, into segment. */
-static void place_into(struct coll_async_shm_segment *segment, struct parked *p)
+/* Moves the entry at link out of the list into segment. */
+static void place_into(struct coll_async_shm_segment *segment, struct parked **link)
 {
+    struct parked *p = *link;
+
+    unlink_entry(link);
     segment->base = p->base;
     segment->length = p->length;
     segment->reused = true;
@@ -191,8 +199,7 @@ uint64_t coll_async_shm_pool_claim(struct coll_async_shm_segment *segment)
         uint64_t next = header_of(p)->claimed + 1; /* only this process writes it */
 
         if (same_shape(p, segment) && claim_all(p, next)) {
-            unlink_entry(link);
-            place_into(segment, p);
+            place_into(segment, link);
             generation = next;
             break;
         }
@@ -222,9 +229,8 @@ bool coll_async_shm_pool_take(struct coll_async_shm_segment *segment, uint64_t t
         if (same_shape(p, segment) && p->rank != p->creator
             && CLAIMED(generation) == __atomic_load_n(park, __ATOMIC_ACQUIRE)
             && token == header->token) {
-            unlink_entry(link);
             __atomic_store_n(park, ACTIVE, __ATOMIC_RELAXED); /* only this rank writes it now */
-            place_into(segment, p);
+            place_into(segment, link);
             taken = true;
             break;
         }
