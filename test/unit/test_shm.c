@@ -326,20 +326,27 @@ static bool cma_available(void)
  * all, read every slot. The double-buffer rule (rewrite parity s % 2 only once all
  * ARRIVED >= s - 1) holds by construction: reaching s means having waited for all
  * ARRIVED >= s - 1, and a rank publishes s - 1 only after reading the slots of
- * s - 2. A rank runs at most one collective ahead, into the other parity.
+ * s - 2. A rank runs at most one collective ahead, into the other parity. The data
+ * of round s are salt + s's, so that another communicator's rounds differ.
  */
-static void ring(int rank, int nranks, struct coll_async_shm_segment *seg)
+static void ring_rounds(int rank, int nranks, struct coll_async_shm_segment *seg,
+                        uint64_t rounds, uint64_t salt)
 {
     const size_t words = SLOT_SIZE / sizeof(uint64_t);
 
-    for (uint64_t s = 1; s <= RING_ROUNDS; ++s) {
-        fill((uint64_t *) coll_async_shm_slot(seg, rank, s), words, rank, s);
+    for (uint64_t s = 1; s <= rounds; ++s) {
+        fill((uint64_t *) coll_async_shm_slot(seg, rank, s), words, rank, salt + s);
         coll_async_shm_publish(seg, COLL_ASYNC_SHM_ARRIVED, s);
         wait_all(seg, COLL_ASYNC_SHM_ARRIVED, s);
         for (int peer = 0; peer < nranks; ++peer) {
-            CHECK(holds((uint64_t *) coll_async_shm_slot(seg, peer, s), words, peer, s));
+            CHECK(holds((uint64_t *) coll_async_shm_slot(seg, peer, s), words, peer, salt + s));
         }
     }
+}
+
+static void ring(int rank, int nranks, struct coll_async_shm_segment *seg)
+{
+    ring_rounds(rank, nranks, seg, RING_ROUNDS, 0);
 }
 
 static void test_ring_2(void **state)
@@ -1117,32 +1124,6 @@ struct reuse_job {
     int64_t reused[MAX_RANKS];
 };
 
-static uint64_t reuse_pattern(int comm, uint64_t s)
-{
-    return (uint64_t) comm * REUSE_ROUNDS + s;
-}
-
-/* The ring of test_ring_2 on communicator comm, its data unique to comm: a flag
- * or slot left over from the last communicator on the segment would be read as
- * this one's. */
-static void reuse_ring(int rank, int nranks, int comm, struct coll_async_shm_segment *seg)
-{
-    const size_t words = SLOT_SIZE / sizeof(uint64_t);
-
-    for (uint64_t s = 1; s <= REUSE_ROUNDS; ++s) {
-        fill((uint64_t *) coll_async_shm_slot(seg, rank, s), words, rank, reuse_pattern(comm, s));
-        coll_async_shm_publish(seg, COLL_ASYNC_SHM_ARRIVED, s);
-        wait_all(seg, COLL_ASYNC_SHM_ARRIVED, s);
-        for (int peer = 0; peer < nranks; ++peer) {
-            CHECK(holds((uint64_t *) coll_async_shm_slot(seg, peer, s), words, peer,
-                        reuse_pattern(comm, s)));
-        }
-        /* The next round overwrites this parity only once every rank read it. */
-        coll_async_shm_publish(seg, COLL_ASYNC_SHM_DONE, s);
-        wait_all(seg, COLL_ASYNC_SHM_DONE, s);
-    }
-}
-
 /* Waits until all ranks together have freed at least count communicators. */
 static void wait_freed(const struct reuse_job *r, int count)
 {
@@ -1176,7 +1157,9 @@ static void run_reuse_rank(int rank, void *context)
         CHECK(0 == attach(use, job, rank, &failure));
         /* Cleared for this communicator: no rank's flag of the last one is left. */
         CHECK(0 == use->control[rank].flag[COLL_ASYNC_SHM_ARRIVED]);
-        reuse_ring(rank, job->nranks, comm, use);
+        /* Data unique to the communicator: a flag or slot left over from the
+         * last one on the segment would be read as this one's. */
+        ring_rounds(rank, job->nranks, use, REUSE_ROUNDS, (uint64_t) comm * REUSE_ROUNDS);
         if (use != &first) {
             coll_async_shm_detach(use);
             __atomic_add_fetch(r->freed, 1, __ATOMIC_ACQ_REL);
