@@ -203,7 +203,7 @@ void mca_coll_async_hier_close(struct coll_async_hier *hier);
 
 /* coll_async_agree.c: MPIX_Comm_agree (request NULL) and MPIX_Comm_iagree, flag
  * folded with op over comm in an order of their own. */
-int mca_coll_async_agree(void *flag, int count, struct ompi_datatype_t *dtype,
+int mca_coll_async_agree(void *flag, coll_async_count_t count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
                          ompi_request_t **request, mca_coll_async_module_t *module);
 

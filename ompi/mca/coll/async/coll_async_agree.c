@@ -56,7 +56,7 @@ static struct coll_async_peers *agreement_peers(mca_coll_async_module_t *module,
     return peers;
 }
 
-int mca_coll_async_agree(void *flag, int count, struct ompi_datatype_t *dtype,
+int mca_coll_async_agree(void *flag, coll_async_count_t count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
                          ompi_request_t **request, mca_coll_async_module_t *module)
 {
@@ -81,5 +81,5 @@ int mca_coll_async_agree(void *flag, int count, struct ompi_datatype_t *dtype,
                                                    request, &module->super);
     }
     OPAL_THREAD_ADD_FETCH64(&mca_coll_async_agree_calls, 1);
-    return coll_async_native_agree(&call, flag, count, dtype, op);
+    return coll_async_native_agree(&call, flag, (size_t) count, dtype, op);
 }

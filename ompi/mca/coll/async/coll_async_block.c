@@ -13,6 +13,8 @@
 
 #include "ompi_config.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ompi/constants.h"
@@ -20,6 +22,13 @@
 #include "opal/datatype/opal_convertor.h"
 
 #include "coll_async_block.h"
+
+bool coll_async_block_contiguous(struct ompi_datatype_t *dtype, size_t count)
+{
+    /* count elements are contiguous when one is and the next starts where it ends. */
+    return ompi_datatype_is_contiguous_memory_layout(dtype, 1)
+           && (count <= 1 || ompi_datatype_is_contiguous_memory_layout(dtype, 2));
+}
 
 static void describe(struct coll_async_block *block, const void *base, size_t count,
                      struct ompi_datatype_t *dtype)
@@ -32,7 +41,7 @@ static void describe(struct coll_async_block *block, const void *base, size_t co
     block->count = count;
     block->bytes = size * count;
     block->contiguous = NULL;
-    if (ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) count)) {
+    if (coll_async_block_contiguous(dtype, count)) {
         ptrdiff_t true_lb, true_extent;
 
         ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
@@ -167,11 +176,41 @@ int coll_async_block_unpack(const struct coll_async_block *block, size_t offset,
     return unpack_range(block, offset, from, length);
 }
 
+/* bytes of from's stream into to's, past what Open MPI's own copy takes (int32_t
+ * counts before 6.0): through a bounce buffer, a slice at a time. */
+static int copy_through(const struct coll_async_block *from, const struct coll_async_block *to,
+                        size_t bytes)
+{
+    enum { SLICE = 4 << 20 };
+    char *bounce = malloc(SLICE);
+    int rc = NULL == bounce ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
+
+    for (size_t done = 0; OMPI_SUCCESS == rc && done < bytes; done += SLICE) {
+        size_t length = bytes - done < SLICE ? bytes - done : SLICE;
+
+        rc = coll_async_block_pack(from, done, bounce, length);
+        if (OMPI_SUCCESS == rc) {
+            rc = coll_async_block_unpack(to, done, bounce, length);
+        }
+    }
+    free(bounce);
+    return rc;
+}
+
 int coll_async_block_copy(const struct coll_async_block *from, const struct coll_async_block *to)
 {
-    if (NULL == from->dtype || NULL == to->dtype || 0 == to->bytes
+    size_t bytes = from->bytes < to->bytes ? from->bytes : to->bytes;
+
+    if (NULL == from->dtype || NULL == to->dtype || 0 == bytes
         || (from->base == to->base && from->dtype == to->dtype)) {
         return OMPI_SUCCESS;
+    }
+    if (NULL != from->contiguous && NULL != to->contiguous) {
+        memmove(to->contiguous, from->contiguous, bytes);
+        return OMPI_SUCCESS;
+    }
+    if (from->count > INT32_MAX || to->count > INT32_MAX) {
+        return copy_through(from, to, bytes);
     }
     return ompi_datatype_sndrcv(from->base, (int32_t) from->count, from->dtype, to->base,
                                 (int32_t) to->count, to->dtype);

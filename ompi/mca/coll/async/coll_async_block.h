@@ -50,6 +50,10 @@ void coll_async_block_borrow(struct coll_async_block *block, const void *base, s
 /* Drops the block's reference (none for a borrowed block). */
 void coll_async_block_release(struct coll_async_block *block);
 
+/* Whether count dtype lie in one contiguous range of memory, for any count (Open
+ * MPI's own test takes an int32_t count before 6.0). */
+bool coll_async_block_contiguous(struct ompi_datatype_t *dtype, size_t count);
+
 /* Byte range [offset, offset + length) of the block's stream, to or from memory. */
 int coll_async_block_pack(const struct coll_async_block *block, size_t offset, void *to,
                           size_t length);

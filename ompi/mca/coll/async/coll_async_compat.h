@@ -45,6 +45,7 @@
 #include "ompi_config.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -83,84 +84,68 @@
 #endif
 
 /*
- * Counts as the coll framework hands them to a module's functions, and what the
- * component's native paths take (int counts; int or MPI_Aint displacements).
- *   coll_async_count_t         a count (int; 6.0: size_t)
+ * Counts as the coll framework hands them to a module's functions:
+ *   coll_async_count_t         a count (int; 6.0: size_t, up to MPI_Count's range
+ *                              from MPI-4's _c calls)
  *   coll_async_counts_t        an array of counts (const int *; 6.0: ompi_count_array_t)
  *   coll_async_displs_t        an array of displacements in elements (const int *;
  *                              6.0: ompi_disp_array_t)
  *   coll_async_byte_displs_t   a neighbourhood alltoallw's, in bytes (const MPI_Aint *;
  *                              6.0: ompi_disp_array_t)
- *   COLL_ASYNC_HAVE_AGREE      the framework has agreements (5.0 and later);
- *                              coll_async_agree_count_t is their count
- * and, for each, whether a native path can carry it and the value it then takes:
- *   coll_async_count_fits(c)          c <= INT_MAX          coll_async_count_int(c)
- *   coll_async_counts_fit(a)          int values            coll_async_counts_int(a)
- *   coll_async_displs_fit(a)          int values            coll_async_displs_int(a)
- *   coll_async_byte_displs_fit(a)     MPI_Aint values       coll_async_byte_displs_aint(a)
- * A call whose counts do not fit is handed to the component below, whole
- * (coll_async_dispatch.c): nothing is truncated. On 4.1 and 5.0 everything fits.
+ *   COLL_ASYNC_HAVE_AGREE      the framework has agreements (5.0 and later), with
+ *                              a count of the same type
+ * The native paths take counts as size_t and arrays as struct coll_async_values,
+ * int or 64-bit alike (coll_async_counts_of, _displs_of, _byte_displs_of): nothing
+ * is narrowed on the way in.
  */
+struct coll_async_values {
+    const void *values; /* NULL: none (one count for every block) */
+    bool wide;          /* size_t counts or ptrdiff_t displacements; else int */
+};
+
+static inline size_t coll_async_count_at(struct coll_async_values counts, int i)
+{
+    return counts.wide ? ((const size_t *) counts.values)[i]
+                       : (size_t) ((const int *) counts.values)[i];
+}
+
+static inline ptrdiff_t coll_async_displ_at(struct coll_async_values displs, int i)
+{
+    return displs.wide ? ((const ptrdiff_t *) displs.values)[i]
+                       : (ptrdiff_t) ((const int *) displs.values)[i];
+}
+
+_Static_assert(sizeof(MPI_Aint) == sizeof(ptrdiff_t), "MPI_Aint is not ptrdiff_t's size");
+
 #if OMPI_MAJOR_VERSION >= 6
 typedef size_t coll_async_count_t;
 typedef ompi_count_array_t coll_async_counts_t;
 typedef ompi_disp_array_t coll_async_displs_t;
 typedef ompi_disp_array_t coll_async_byte_displs_t;
-typedef size_t coll_async_agree_count_t;
 
-static inline bool coll_async_count_fits(coll_async_count_t count)
+static inline struct coll_async_values coll_async_counts_of(coll_async_counts_t counts)
 {
-    return count <= (size_t) INT_MAX;
+    return (struct coll_async_values){.values = ompi_count_array_ptr(counts),
+                                      .wide = ompi_count_array_is_64bit(counts)};
 }
 
-static inline bool coll_async_counts_fit(coll_async_counts_t counts)
+static inline struct coll_async_values coll_async_displs_of(coll_async_displs_t displs)
 {
-    return !ompi_count_array_is_64bit(counts);
+    return (struct coll_async_values){.values = ompi_disp_array_ptr(displs),
+                                      .wide = ompi_disp_array_is_64bit(displs)};
 }
-
-static inline const int *coll_async_counts_int(coll_async_counts_t counts)
-{
-    return (const int *) ompi_count_array_ptr(counts);
-}
-
-static inline bool coll_async_displs_fit(coll_async_displs_t displs)
-{
-    return !ompi_disp_array_is_64bit(displs);
-}
-
-static inline const int *coll_async_displs_int(coll_async_displs_t displs)
-{
-    return (const int *) ompi_disp_array_ptr(displs);
-}
-
-/* MPI_Aint is ptrdiff_t's size here (checked below). */
-static inline bool coll_async_byte_displs_fit(coll_async_byte_displs_t displs)
-{
-    return ompi_disp_array_is_64bit(displs) || NULL == ompi_disp_array_ptr(displs);
-}
-
-static inline const MPI_Aint *coll_async_byte_displs_aint(coll_async_byte_displs_t displs)
-{
-    return (const MPI_Aint *) ompi_disp_array_ptr(displs);
-}
-
-_Static_assert(sizeof(MPI_Aint) == sizeof(ptrdiff_t), "MPI_Aint is not ptrdiff_t's size");
+#    define coll_async_byte_displs_of coll_async_displs_of
 #else
 typedef int coll_async_count_t;
 typedef const int *coll_async_counts_t;
 typedef const int *coll_async_displs_t;
 typedef const MPI_Aint *coll_async_byte_displs_t;
-typedef int coll_async_agree_count_t;
 
-#    define coll_async_count_fits(count) ((void) (count), true)
-#    define coll_async_counts_fit(counts) ((void) (counts), true)
-#    define coll_async_displs_fit(displs) ((void) (displs), true)
-#    define coll_async_byte_displs_fit(displs) ((void) (displs), true)
-#    define coll_async_counts_int(counts) (counts)
-#    define coll_async_displs_int(displs) (displs)
-#    define coll_async_byte_displs_aint(displs) (displs)
+#    define coll_async_counts_of(counts) ((struct coll_async_values){.values = (counts)})
+#    define coll_async_displs_of(displs) ((struct coll_async_values){.values = (displs)})
+#    define coll_async_byte_displs_of(displs) \
+        ((struct coll_async_values){.values = (displs), .wide = true})
 #endif
-#define coll_async_count_int(count) ((int) (count))
 #define COLL_ASYNC_HAVE_AGREE (OMPI_MAJOR_VERSION >= 5)
 
 /*

@@ -17,10 +17,9 @@
  * counted at each MPI_Start instead (coll_async_request.c), when the engine runs it.
  *
  * The arguments come in the framework's types (coll_async_compat.h: size_t counts
- * and count/displacement arrays on 6.0); the native paths take int counts. A call
- * whose counts a native path cannot carry (above INT_MAX, or 64-bit arrays from
- * MPI-4's _c calls) goes to the module below whole, as a delegated call: nothing is
- * truncated.
+ * and count/displacement arrays, int or 64-bit, on 6.0); the native paths take
+ * them as size_t counts and struct coll_async_values, whatever their range (MPI-4's
+ * _c calls included): nothing is narrowed.
  */
 
 #include "ompi_config.h"
@@ -44,14 +43,11 @@ static inline void count_call(enum coll_async_coll coll, enum coll_async_path pa
 }
 
 /* Where nothing below provides a collective the module hands on (an
- * intercommunicator to another job, with no coll/inter; on an intracommunicator,
- * where the module delegates a family only with something below, a call whose
- * counts its native path cannot carry): an error that names it, not a call
- * through a null pointer. */
+ * intercommunicator to another job, with no coll/inter): an error that names it,
+ * not a call through a null pointer. */
 static int not_provided(const char *name, struct ompi_communicator_t *comm)
 {
-    mca_coll_async_show_help(true, OMPI_COMM_IS_INTER(comm) ? "not provided" : "count too large",
-                             name, comm->c_name);
+    mca_coll_async_show_help(true, "not provided", name, comm->c_name);
     return OMPI_ERR_NOT_SUPPORTED;
 }
 
@@ -62,12 +58,12 @@ static int not_provided(const char *name, struct ompi_communicator_t *comm)
                                             ASYNC(module)->below.coll_##name##_module)  \
          : not_provided(#name, comm))
 
-/* Returns native_call's result where the module runs coll natively and the
- * arguments fit its native path (fits), else delegate_call's. */
-#define ROUTE(coll, fits, native_call, delegate_call)                           \
+/* Returns native_call's result where the module runs coll natively, else
+ * delegate_call's. */
+#define ROUTE(coll, native_call, delegate_call)                                 \
     do {                                                                        \
         COLL_ASYNC_TAKEN_OVER(module);                                          \
-        if (COLL_ASYNC_PATH_NATIVE == ASYNC(module)->path[coll] && (fits)) {    \
+        if (COLL_ASYNC_PATH_NATIVE == ASYNC(module)->path[coll]) {              \
             count_call(coll, COLL_ASYNC_PATH_NATIVE);                           \
             return (native_call);                                               \
         }                                                                       \
@@ -79,21 +75,19 @@ static int not_provided(const char *name, struct ompi_communicator_t *comm)
  * The native form of each family, from its MPI arguments.
  */
 
-/* A side of blocks of one count and type (the framework's count, which the caller
- * checked fits in an int). */
+/* A side of blocks of one count and type. */
 static struct coll_async_side one_count(const void *buf, coll_async_count_t count,
                                         struct ompi_datatype_t *dtype)
 {
-    return (struct coll_async_side){.buf = buf, .count = coll_async_count_int(count),
-                                    .dtype = dtype};
+    return (struct coll_async_side){.buf = buf, .count = (size_t) count, .dtype = dtype};
 }
 
 /* A side of blocks of one type, each with its own count and displacement. */
 static struct coll_async_side per_block(const void *buf, coll_async_counts_t counts,
                                         coll_async_displs_t displs, struct ompi_datatype_t *dtype)
 {
-    return (struct coll_async_side){.buf = buf, .counts = coll_async_counts_int(counts),
-                                    .displs = coll_async_displs_int(displs), .dtype = dtype};
+    return (struct coll_async_side){.buf = buf, .counts = coll_async_counts_of(counts),
+                                    .displs = coll_async_displs_of(displs), .dtype = dtype};
 }
 
 static int native_allgather(const struct coll_async_call *call, const void *sbuf,
@@ -121,7 +115,7 @@ static int native_allreduce(const struct coll_async_call *call, const void *sbuf
                             coll_async_count_t count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op)
 {
-    return coll_async_native_reduce(call, sbuf, rbuf, coll_async_count_int(count), dtype, op, -1);
+    return coll_async_native_reduce(call, sbuf, rbuf, (size_t) count, dtype, op, -1);
 }
 
 static int native_alltoall(const struct coll_async_call *call, const void *sbuf,
@@ -151,10 +145,10 @@ static int native_alltoallw(const struct coll_async_call *call, const void *sbuf
                             coll_async_counts_t rcounts, coll_async_displs_t rdispls,
                             struct ompi_datatype_t *const *rdtypes)
 {
-    struct coll_async_side send = {.buf = sbuf, .counts = coll_async_counts_int(scounts),
-                                   .displs = coll_async_displs_int(sdispls), .dtypes = sdtypes};
-    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
-                                   .displs = coll_async_displs_int(rdispls), .dtypes = rdtypes};
+    struct coll_async_side send = {.buf = sbuf, .counts = coll_async_counts_of(scounts),
+                                   .displs = coll_async_displs_of(sdispls), .dtypes = sdtypes};
+    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_of(rcounts),
+                                   .displs = coll_async_displs_of(rdispls), .dtypes = rdtypes};
 
     return coll_async_native_alltoall(call, &send, &recv);
 }
@@ -162,14 +156,14 @@ static int native_alltoallw(const struct coll_async_call *call, const void *sbuf
 static int native_bcast(const struct coll_async_call *call, void *buf, coll_async_count_t count,
                         struct ompi_datatype_t *dtype, int root)
 {
-    return coll_async_native_bcast(call, buf, coll_async_count_int(count), dtype, root);
+    return coll_async_native_bcast(call, buf, (size_t) count, dtype, root);
 }
 
 static int native_exscan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
                          coll_async_count_t count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op)
 {
-    return coll_async_native_scan(call, sbuf, rbuf, coll_async_count_int(count), dtype, op,
+    return coll_async_native_scan(call, sbuf, rbuf, (size_t) count, dtype, op,
                                   true);
 }
 
@@ -198,7 +192,7 @@ static int native_reduce(const struct coll_async_call *call, const void *sbuf, v
                          coll_async_count_t count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, int root)
 {
-    return coll_async_native_reduce(call, sbuf, rbuf, coll_async_count_int(count), dtype, op,
+    return coll_async_native_reduce(call, sbuf, rbuf, (size_t) count, dtype, op,
                                     root);
 }
 
@@ -206,7 +200,8 @@ static int native_reduce_scatter_block(const struct coll_async_call *call, const
                                        void *rbuf, coll_async_count_t rcount,
                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
-    return coll_async_native_reduce_scatter(call, sbuf, rbuf, coll_async_count_int(rcount), NULL,
+    return coll_async_native_reduce_scatter(call, sbuf, rbuf, (size_t) rcount,
+                                            (struct coll_async_values){0},
                                             dtype, op);
 }
 
@@ -214,7 +209,7 @@ static int native_reduce_scatter(const struct coll_async_call *call, const void 
                                  coll_async_counts_t rcounts, struct ompi_datatype_t *dtype,
                                  struct ompi_op_t *op)
 {
-    return coll_async_native_reduce_scatter(call, sbuf, rbuf, 0, coll_async_counts_int(rcounts),
+    return coll_async_native_reduce_scatter(call, sbuf, rbuf, 0, coll_async_counts_of(rcounts),
                                             dtype, op);
 }
 
@@ -222,7 +217,7 @@ static int native_scan(const struct coll_async_call *call, const void *sbuf, voi
                        coll_async_count_t count, struct ompi_datatype_t *dtype,
                        struct ompi_op_t *op)
 {
-    return coll_async_native_scan(call, sbuf, rbuf, coll_async_count_int(count), dtype, op,
+    return coll_async_native_scan(call, sbuf, rbuf, (size_t) count, dtype, op,
                                   false);
 }
 
@@ -298,11 +293,11 @@ static int native_neighbor_alltoallw(const struct coll_async_call *call, const v
                                      coll_async_counts_t rcounts, coll_async_byte_displs_t rdispls,
                                      struct ompi_datatype_t *const *rdtypes)
 {
-    struct coll_async_side send = {.buf = sbuf, .counts = coll_async_counts_int(scounts),
-                                   .byte_displs = coll_async_byte_displs_aint(sdispls),
+    struct coll_async_side send = {.buf = sbuf, .counts = coll_async_counts_of(scounts),
+                                   .displs = coll_async_byte_displs_of(sdispls),
                                    .dtypes = sdtypes};
-    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_int(rcounts),
-                                   .byte_displs = coll_async_byte_displs_aint(rdispls),
+    struct coll_async_side recv = {.buf = rbuf, .counts = coll_async_counts_of(rcounts),
+                                   .displs = coll_async_byte_displs_of(rdispls),
                                    .dtypes = rdtypes};
 
     return coll_async_native_neighbor(call, &send, false, &recv);
@@ -310,26 +305,25 @@ static int native_neighbor_alltoallw(const struct coll_async_call *call, const v
 
 /*
  * The three entry points of a family with arguments PARAMS (named ARGS), each
- * running native_<family> where FITS (the arguments fit its native path), else the
- * function below.
+ * running native_<family> or the function below.
  */
 #define UNPAREN(...) __VA_ARGS__
 #define CALL(which, req)                                                             \
     (&(const struct coll_async_call){.module = ASYNC(module), .comm = comm,          \
                                      .coll = (which), .request = (req)})
 
-#define ENTRY_POINTS(U, l, PARAMS, ARGS, FITS)                                       \
+#define ENTRY_POINTS(U, l, PARAMS, ARGS)                                             \
     static int async_##l(UNPAREN PARAMS, struct ompi_communicator_t *comm,           \
                          mca_coll_base_module_t *module)                             \
     {                                                                                \
-        ROUTE(COLL_ASYNC_##U, FITS,                                                  \
+        ROUTE(COLL_ASYNC_##U,                                                  \
               native_##l(CALL(COLL_ASYNC_##U, NULL), UNPAREN ARGS),                  \
               DELEGATE(module, l, UNPAREN ARGS, comm));                              \
     }                                                                                \
     static int async_i##l(UNPAREN PARAMS, struct ompi_communicator_t *comm,          \
                           ompi_request_t **request, mca_coll_base_module_t *module)  \
     {                                                                                \
-        ROUTE(COLL_ASYNC_I##U, FITS,                                                 \
+        ROUTE(COLL_ASYNC_I##U,                                                 \
               native_##l(CALL(COLL_ASYNC_I##U, request), UNPAREN ARGS),              \
               DELEGATE(module, i##l, UNPAREN ARGS, comm, request));                  \
     }                                                                                \
@@ -337,165 +331,123 @@ static int native_neighbor_alltoallw(const struct coll_async_call *call, const v
                                 struct ompi_info_t *info, ompi_request_t **request,  \
                                 mca_coll_base_module_t *module)                      \
     {                                                                                \
-        ROUTE(COLL_ASYNC_##U##_INIT, FITS,                                           \
+        ROUTE(COLL_ASYNC_##U##_INIT,                                           \
               native_##l(CALL(COLL_ASYNC_##U##_INIT, request), UNPAREN ARGS),        \
               DELEGATE(module, l##_init, UNPAREN ARGS, comm, info, request));        \
     }
 
-/*
- * What a call's arguments need to fit a native path: only those significant at
- * this rank count (a count MPI ignores may hold anything: a rank that ignores it
- * must choose as the others do). An array's kind (int or 64-bit) is the binding's,
- * alike on every rank of a call.
- */
-#define FIT1(count) coll_async_count_fits(count)
-#define FITV(counts, displs) (coll_async_counts_fit(counts) && coll_async_displs_fit(displs))
-/* A send count MPI_IN_PLACE makes insignificant. */
-#define FIT_SEND(count) (MPI_IN_PLACE == sbuf || FIT1(count))
-#define FIT2(scount, rcount) (FIT_SEND(scount) && FIT1(rcount))
-
-/* Whether this process is a rooted collective's root (on an intercommunicator,
- * the one that passed MPI_ROOT). */
-static inline bool at_root(struct ompi_communicator_t *comm, int root)
-{
-    return OMPI_COMM_IS_INTER(comm) ? MPI_ROOT == root : ompi_comm_rank(comm) == root;
-}
-
-/* A gather's: the receive side at the root, the send side elsewhere (and at an
- * intracommunicator's root unless in place); nothing in an intercommunicator's
- * root group but the root. */
-#define FIT_GATHER(scount, rfits)                                                  \
-    (at_root(comm, root) ? (rfits) && (OMPI_COMM_IS_INTER(comm) || FIT_SEND(scount)) \
-                         : MPI_PROC_NULL == root || FIT1(scount))
-/* A scatter's, the other way round. */
-#define FIT_SCATTER(sfits, rcount)                                                 \
-    (at_root(comm, root) ? (sfits) && (OMPI_COMM_IS_INTER(comm) || MPI_IN_PLACE == rbuf \
-                                       || FIT1(rcount))                            \
-                         : MPI_PROC_NULL == root || FIT1(rcount))
-
 ENTRY_POINTS(ALLGATHER, allgather,
              (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
               void *rbuf, coll_async_count_t rcount, struct ompi_datatype_t *rdtype),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype), FIT2(scount, rcount))
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype))
 ENTRY_POINTS(ALLGATHERV, allgatherv,
              (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
               void *rbuf, coll_async_counts_t rcounts, coll_async_displs_t displs,
               struct ompi_datatype_t *rdtype),
-             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype),
-             FIT_SEND(scount) && FITV(rcounts, displs))
+             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype))
 ENTRY_POINTS(ALLREDUCE, allreduce,
              (const void *sbuf, void *rbuf, coll_async_count_t count, struct ompi_datatype_t *dtype,
               struct ompi_op_t *op),
-             (sbuf, rbuf, count, dtype, op), FIT1(count))
+             (sbuf, rbuf, count, dtype, op))
 ENTRY_POINTS(ALLTOALL, alltoall,
              (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
               void *rbuf, coll_async_count_t rcount, struct ompi_datatype_t *rdtype),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype), FIT2(scount, rcount))
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype))
 ENTRY_POINTS(ALLTOALLV, alltoallv,
              (const void *sbuf, coll_async_counts_t scounts, coll_async_displs_t sdispls,
               struct ompi_datatype_t *sdtype, void *rbuf, coll_async_counts_t rcounts,
               coll_async_displs_t rdispls, struct ompi_datatype_t *rdtype),
-             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype),
-             FITV(scounts, sdispls) && FITV(rcounts, rdispls))
+             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype))
 ENTRY_POINTS(ALLTOALLW, alltoallw,
              (const void *sbuf, coll_async_counts_t scounts, coll_async_displs_t sdispls,
               struct ompi_datatype_t *const *sdtypes, void *rbuf, coll_async_counts_t rcounts,
               coll_async_displs_t rdispls, struct ompi_datatype_t *const *rdtypes),
-             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes),
-             FITV(scounts, sdispls) && FITV(rcounts, rdispls))
+             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes))
 ENTRY_POINTS(BCAST, bcast, (void *buf, coll_async_count_t count, struct ompi_datatype_t *dtype,
                             int root),
-             (buf, count, dtype, root), FIT1(count))
+             (buf, count, dtype, root))
 ENTRY_POINTS(EXSCAN, exscan,
              (const void *sbuf, void *rbuf, coll_async_count_t count, struct ompi_datatype_t *dtype,
               struct ompi_op_t *op),
-             (sbuf, rbuf, count, dtype, op), FIT1(count))
+             (sbuf, rbuf, count, dtype, op))
 ENTRY_POINTS(GATHER, gather,
              (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
               void *rbuf, coll_async_count_t rcount, struct ompi_datatype_t *rdtype, int root),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root),
-             FIT_GATHER(scount, FIT1(rcount)))
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root))
 ENTRY_POINTS(GATHERV, gatherv,
              (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
               void *rbuf, coll_async_counts_t rcounts, coll_async_displs_t displs,
               struct ompi_datatype_t *rdtype, int root),
-             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root),
-             FIT_GATHER(scount, FITV(rcounts, displs)))
+             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root))
 ENTRY_POINTS(REDUCE, reduce,
              (const void *sbuf, void *rbuf, coll_async_count_t count, struct ompi_datatype_t *dtype,
               struct ompi_op_t *op, int root),
-             (sbuf, rbuf, count, dtype, op, root), FIT1(count))
+             (sbuf, rbuf, count, dtype, op, root))
 ENTRY_POINTS(REDUCE_SCATTER_BLOCK, reduce_scatter_block,
              (const void *sbuf, void *rbuf, coll_async_count_t rcount,
               struct ompi_datatype_t *dtype, struct ompi_op_t *op),
-             (sbuf, rbuf, rcount, dtype, op), FIT1(rcount))
+             (sbuf, rbuf, rcount, dtype, op))
 ENTRY_POINTS(REDUCE_SCATTER, reduce_scatter,
              (const void *sbuf, void *rbuf, coll_async_counts_t rcounts,
               struct ompi_datatype_t *dtype, struct ompi_op_t *op),
-             (sbuf, rbuf, rcounts, dtype, op), coll_async_counts_fit(rcounts))
+             (sbuf, rbuf, rcounts, dtype, op))
 ENTRY_POINTS(SCAN, scan,
              (const void *sbuf, void *rbuf, coll_async_count_t count, struct ompi_datatype_t *dtype,
               struct ompi_op_t *op),
-             (sbuf, rbuf, count, dtype, op), FIT1(count))
+             (sbuf, rbuf, count, dtype, op))
 ENTRY_POINTS(SCATTER, scatter,
              (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
               void *rbuf, coll_async_count_t rcount, struct ompi_datatype_t *rdtype, int root),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root),
-             FIT_SCATTER(FIT1(scount), rcount))
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype, root))
 ENTRY_POINTS(SCATTERV, scatterv,
              (const void *sbuf, coll_async_counts_t scounts, coll_async_displs_t displs,
               struct ompi_datatype_t *sdtype, void *rbuf, coll_async_count_t rcount,
               struct ompi_datatype_t *rdtype, int root),
-             (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root),
-             FIT_SCATTER(FITV(scounts, displs), rcount))
+             (sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root))
 
 ENTRY_POINTS(NEIGHBOR_ALLGATHER, neighbor_allgather,
              (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
               void *rbuf, coll_async_count_t rcount, struct ompi_datatype_t *rdtype),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype), FIT2(scount, rcount))
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype))
 ENTRY_POINTS(NEIGHBOR_ALLGATHERV, neighbor_allgatherv,
              (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
               void *rbuf, coll_async_counts_t rcounts, coll_async_displs_t displs,
               struct ompi_datatype_t *rdtype),
-             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype),
-             FIT_SEND(scount) && FITV(rcounts, displs))
+             (sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype))
 ENTRY_POINTS(NEIGHBOR_ALLTOALL, neighbor_alltoall,
              (const void *sbuf, coll_async_count_t scount, struct ompi_datatype_t *sdtype,
               void *rbuf, coll_async_count_t rcount, struct ompi_datatype_t *rdtype),
-             (sbuf, scount, sdtype, rbuf, rcount, rdtype), FIT2(scount, rcount))
+             (sbuf, scount, sdtype, rbuf, rcount, rdtype))
 ENTRY_POINTS(NEIGHBOR_ALLTOALLV, neighbor_alltoallv,
              (const void *sbuf, coll_async_counts_t scounts, coll_async_displs_t sdispls,
               struct ompi_datatype_t *sdtype, void *rbuf, coll_async_counts_t rcounts,
               coll_async_displs_t rdispls, struct ompi_datatype_t *rdtype),
-             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype),
-             FITV(scounts, sdispls) && FITV(rcounts, rdispls))
+             (sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype))
 ENTRY_POINTS(NEIGHBOR_ALLTOALLW, neighbor_alltoallw,
              (const void *sbuf, coll_async_counts_t scounts, coll_async_byte_displs_t sdispls,
               struct ompi_datatype_t *const *sdtypes, void *rbuf, coll_async_counts_t rcounts,
               coll_async_byte_displs_t rdispls, struct ompi_datatype_t *const *rdtypes),
-             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes),
-             coll_async_counts_fit(scounts) && coll_async_byte_displs_fit(sdispls)
-                 && coll_async_counts_fit(rcounts) && coll_async_byte_displs_fit(rdispls))
+             (sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes))
 
 /* Barrier has no arguments besides the communicator. */
 
 static int async_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    ROUTE(COLL_ASYNC_BARRIER, true, coll_async_native_barrier(CALL(COLL_ASYNC_BARRIER, NULL)),
+    ROUTE(COLL_ASYNC_BARRIER, coll_async_native_barrier(CALL(COLL_ASYNC_BARRIER, NULL)),
           DELEGATE(module, barrier, comm));
 }
 
 static int async_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
                           mca_coll_base_module_t *module)
 {
-    ROUTE(COLL_ASYNC_IBARRIER, true, coll_async_native_barrier(CALL(COLL_ASYNC_IBARRIER, request)),
+    ROUTE(COLL_ASYNC_IBARRIER, coll_async_native_barrier(CALL(COLL_ASYNC_IBARRIER, request)),
           DELEGATE(module, ibarrier, comm, request));
 }
 
 static int async_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
                               ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    ROUTE(COLL_ASYNC_BARRIER_INIT, true,
+    ROUTE(COLL_ASYNC_BARRIER_INIT,
           coll_async_native_barrier(CALL(COLL_ASYNC_BARRIER_INIT, request)),
           DELEGATE(module, barrier_init, comm, info, request));
 }
@@ -520,32 +472,22 @@ static int async_reduce_local(const void *inbuf, void *inoutbuf, coll_async_coun
 
 #if COLL_ASYNC_HAVE_AGREE
 /* MPIX_Comm_agree and MPIX_Comm_iagree (ULFM, Open MPI 5): coll_async_agree.c.
- * coll/ftagree's own, where selected too, is kept (coll_async_module.c). A count
- * beyond the native path's (6.0's are size_t) goes to the agreement below. */
-static int async_agree(void *contrib, coll_async_agree_count_t count,
-                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                       struct ompi_group_t **failed, bool update_failed,
+ * coll/ftagree's own, where selected too, is kept (coll_async_module.c). */
+static int async_agree(void *contrib, coll_async_count_t count, struct ompi_datatype_t *dtype,
+                       struct ompi_op_t *op, struct ompi_group_t **failed, bool update_failed,
                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    if (!coll_async_count_fits(count)) {
-        return DELEGATE(module, agree, contrib, count, dtype, op, failed, update_failed, comm);
-    }
-    return mca_coll_async_agree(contrib, coll_async_count_int(count), dtype, op, comm, NULL,
-                                ASYNC(module));
+    (void) failed, (void) update_failed;
+    return mca_coll_async_agree(contrib, count, dtype, op, comm, NULL, ASYNC(module));
 }
 
-static int async_iagree(void *contrib, coll_async_agree_count_t count,
-                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                        struct ompi_group_t **failed, bool update_failed,
+static int async_iagree(void *contrib, coll_async_count_t count, struct ompi_datatype_t *dtype,
+                        struct ompi_op_t *op, struct ompi_group_t **failed, bool update_failed,
                         struct ompi_communicator_t *comm, ompi_request_t **request,
                         mca_coll_base_module_t *module)
 {
-    if (!coll_async_count_fits(count)) {
-        return DELEGATE(module, iagree, contrib, count, dtype, op, failed, update_failed, comm,
-                        request);
-    }
-    return mca_coll_async_agree(contrib, coll_async_count_int(count), dtype, op, comm, request,
-                                ASYNC(module));
+    (void) failed, (void) update_failed;
+    return mca_coll_async_agree(contrib, count, dtype, op, comm, request, ASYNC(module));
 }
 #endif
 

@@ -98,13 +98,12 @@ static bool in_place(const void *buf)
 
 /* root -1: allreduce. */
 int coll_async_intercomm_reduce(const struct coll_async_call *call, const void *sbuf,
-                                void *rbuf, int count, struct ompi_datatype_t *dtype,
+                                void *rbuf, size_t count, struct ompi_datatype_t *dtype,
                                 struct ompi_op_t *op, int root)
 {
     int m = remote_size(call);
     bool sends = -1 == root || root >= 0, receives = -1 == root || MPI_ROOT == root;
-    size_t scratch =
-        receives ? (size_t) m * coll_async_exchange_scratch_block(dtype, (size_t) count) : 0;
+    size_t scratch = receives ? (size_t) m * coll_async_exchange_scratch_block(dtype, count) : 0;
     struct coll_async_exchange *plan;
 
     if (-1 == root && in_place(sbuf)) {
@@ -117,24 +116,24 @@ int coll_async_intercomm_reduce(const struct coll_async_call *call, const void *
     plan = plan_new(call, false, scratch);
 
     if (NULL != plan && sends) {
-        coll_async_block_set(&plan->send[0], sbuf, (size_t) count, dtype);
+        coll_async_block_set(&plan->send[0], sbuf, count, dtype);
         readers(plan, root);
     }
     if (NULL != plan && receives) {
-        coll_async_exchange_set_fold(plan, op, dtype, (size_t) count, 0, m - 1, rbuf);
+        coll_async_exchange_set_fold(plan, op, dtype, count, 0, m - 1, rbuf);
     }
     return run(call, plan);
 }
 
-int coll_async_intercomm_bcast(const struct coll_async_call *call, void *buf, int count,
+int coll_async_intercomm_bcast(const struct coll_async_call *call, void *buf, size_t count,
                                struct ompi_datatype_t *dtype, int root)
 {
     struct coll_async_exchange *plan = plan_new(call, false, 0);
 
     if (NULL != plan && MPI_ROOT == root) {
-        coll_async_block_set(&plan->send[0], buf, (size_t) count, dtype);
+        coll_async_block_set(&plan->send[0], buf, count, dtype);
     } else if (NULL != plan && root >= 0) {
-        coll_async_block_set(&plan->recv[root], buf, (size_t) count, dtype);
+        coll_async_block_set(&plan->recv[root], buf, count, dtype);
     }
     return run(call, plan);
 }
@@ -169,7 +168,7 @@ int coll_async_intercomm_gather(const struct coll_async_call *call,
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     if (-1 == root || root >= 0) {
-        coll_async_block_set(&plan->send[0], send->buf, (size_t) send->count, send->dtype);
+        coll_async_block_set(&plan->send[0], send->buf, send->count, send->dtype);
         readers(plan, root);
     }
     if (-1 == root || MPI_ROOT == root) {
@@ -195,7 +194,7 @@ int coll_async_intercomm_scatter(const struct coll_async_call *call,
             coll_async_side_block(send, rank, &plan->send[rank]);
         }
     } else if (NULL != plan && root >= 0) {
-        coll_async_block_set(&plan->recv[root], recv->buf, (size_t) recv->count, recv->dtype);
+        coll_async_block_set(&plan->recv[root], recv->buf, recv->count, recv->dtype);
     }
     return run(call, plan);
 }
@@ -217,9 +216,9 @@ int coll_async_intercomm_alltoall(const struct coll_async_call *call,
     return run(call, plan);
 }
 
-/* rcounts NULL: reduce_scatter_block, rcount each. */
+/* No rcounts: reduce_scatter_block, rcount each. */
 int coll_async_intercomm_reduce_scatter(const struct coll_async_call *call, const void *sbuf,
-                                        void *rbuf, int rcount, const int *rcounts,
+                                        void *rbuf, size_t rcount, struct coll_async_values rcounts,
                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
     int n = ompi_comm_size(call->comm), m = remote_size(call), me = ompi_comm_rank(call->comm);
@@ -229,25 +228,27 @@ int coll_async_intercomm_reduce_scatter(const struct coll_async_call *call, cons
     if (in_place(sbuf)) {
         return MPI_ERR_ARG;
     }
-    if (NULL == rcounts) {
+    if (NULL == rcounts.values) {
         /* Both groups' vectors are n * rcount long: block r of m goes to remote r. */
-        size_t theirs = (size_t) n * (size_t) rcount / (size_t) m;
+        size_t theirs = (size_t) n * rcount / (size_t) m;
 
         plan = plan_new(call, true,
-                        (size_t) m * coll_async_exchange_scratch_block(dtype, (size_t) rcount));
+                        (size_t) m * coll_async_exchange_scratch_block(dtype, rcount));
         for (int rank = 0; NULL != plan && rank < m; ++rank) {
             coll_async_block_set(&plan->send[rank],
                                  (const char *) sbuf + (ptrdiff_t) (rank * theirs) * extent_of(dtype),
                                  theirs, dtype);
         }
         if (NULL != plan && rcount > 0) {
-            coll_async_exchange_set_fold(plan, op, dtype, (size_t) rcount, 0, m - 1, rbuf);
+            coll_async_exchange_set_fold(plan, op, dtype, rcount, 0, m - 1, rbuf);
         }
         return run(call, plan);
     }
     for (int rank = 0; rank < n; ++rank) {
-        offset += rank < me ? (size_t) rcounts[rank] : 0;
-        total += (size_t) rcounts[rank];
+        size_t count = coll_async_count_at(rcounts, rank);
+
+        offset += rank < me ? count : 0;
+        total += count;
     }
     /* The m inputs and the folded vector, then this rank's slice of it. */
     block = coll_async_exchange_scratch_block(dtype, total);
@@ -261,8 +262,8 @@ int coll_async_intercomm_reduce_scatter(const struct coll_async_call *call, cons
         coll_async_block_set(&plan->send[0], sbuf, total, dtype);
         coll_async_exchange_set_fold(plan, op, dtype, total, 0, m - 1, folded);
         coll_async_block_set(&plan->after_from, folded + (ptrdiff_t) offset * extent_of(dtype),
-                             (size_t) rcounts[me], dtype);
-        coll_async_block_set(&plan->after_to, rbuf, (size_t) rcounts[me], dtype);
+                             coll_async_count_at(rcounts, me), dtype);
+        coll_async_block_set(&plan->after_to, rbuf, coll_async_count_at(rcounts, me), dtype);
     }
     return run(call, plan);
 }

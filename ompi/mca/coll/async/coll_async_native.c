@@ -197,7 +197,7 @@ static ptrdiff_t extent_of(struct ompi_datatype_t *dtype)
 
 static bool contiguous(struct ompi_datatype_t *dtype, size_t count)
 {
-    return ompi_datatype_is_contiguous_memory_layout(dtype, (int32_t) count);
+    return coll_async_block_contiguous(dtype, count);
 }
 
 /* Reductions */
@@ -214,7 +214,7 @@ static const void *input_of(const void *sbuf, void *rbuf)
  * those that receive fold ranks first..last.
  */
 static int fold_inputs(const struct coll_async_call *call, const void *sbuf, void *rbuf,
-                       int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                       size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                        bool receives, int first, int last, int readers_first, int readers_last)
 {
     int n = size_of(call), me = rank_of(call);
@@ -226,20 +226,20 @@ static int fold_inputs(const struct coll_async_call *call, const void *sbuf, voi
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     if (readers_first <= readers_last) {
-        coll_async_block_set(&plan->send[0], input, (size_t) count, dtype);
+        coll_async_block_set(&plan->send[0], input, count, dtype);
         plan->readers_first = readers_first;
         plan->readers_last = readers_last;
     }
     if (receives) {
-        coll_async_exchange_set_fold(plan, op, dtype, (size_t) count, first, last, rbuf);
+        coll_async_exchange_set_fold(plan, op, dtype, count, first, last, rbuf);
         if (first <= me && me <= last) {
-            coll_async_block_set(&plan->self_from, input, (size_t) count, dtype);
+            coll_async_block_set(&plan->self_from, input, count, dtype);
         }
     }
     return execute_plan(call, plan);
 }
 
-int coll_async_native_agree(const struct coll_async_call *call, void *buf, int count,
+int coll_async_native_agree(const struct coll_async_call *call, void *buf, size_t count,
                             struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
     int last = size_of(call) - 1;
@@ -248,7 +248,7 @@ int coll_async_native_agree(const struct coll_async_call *call, void *buf, int c
 }
 
 int coll_async_native_reduce(const struct coll_async_call *call, const void *sbuf, void *rbuf,
-                             int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                             size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                              int root)
 {
     struct coll_async_sched work = {.base = {.begin = coll_async_reduction_begin}, .root = root};
@@ -270,7 +270,7 @@ int coll_async_native_reduce(const struct coll_async_call *call, const void *sbu
     coll_async_reduction_resolve(&work.reduction, dtype, op);
     work.sbuf = input_of(sbuf, rbuf);
     work.rbuf = rbuf;
-    work.count = (size_t) count;
+    work.count = count;
     work.bytes = work.count * work.reduction.size;
     return execute_native(call, &work);
 }
@@ -292,7 +292,7 @@ void coll_async_native_say_aggregated(const struct coll_async_call *call, const 
 }
 
 int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
-                           int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            bool exclusive)
 {
     int n = size_of(call), me = rank_of(call);
@@ -305,12 +305,12 @@ int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf,
     /* Across nodes in node order, where the nodes hold consecutive ranks (as every
      * rank of the communicator knows alike). */
     if (spans_nodes(call) && call->module->hier->rank_ordered
-        && coll_async_reduction_supported(dtype, op) && contiguous(dtype, (size_t) count)
-        && aggregated(call, bytes_of(dtype, (size_t) count))) {
+        && coll_async_reduction_supported(dtype, op) && contiguous(dtype, count)
+        && aggregated(call, bytes_of(dtype, count))) {
         coll_async_reduction_resolve(&work.reduction, dtype, op);
         work.sbuf = data_start(input_of(sbuf, rbuf), dtype);
         work.rbuf = data_start(rbuf, dtype);
-        work.count = (size_t) count;
+        work.count = count;
         work.bytes = work.count * work.reduction.size;
         coll_async_native_say_aggregated(call, "in node order", "");
         return execute_native(call, &work);
@@ -321,7 +321,7 @@ int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf,
 }
 
 int coll_async_native_reduce_scatter(const struct coll_async_call *call, const void *sbuf,
-                                     void *rbuf, int rcount, const int *rcounts,
+                                     void *rbuf, size_t rcount, struct coll_async_values rcounts,
                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
     struct coll_async_sched work = {.base = {.begin = coll_async_reduce_scatter_block_begin},
@@ -340,25 +340,25 @@ int coll_async_native_reduce_scatter(const struct coll_async_call *call, const v
                                                     &rc)) {
         return rc;
     }
-    if (NULL == rcounts && has_channel(call) && 0 < rcount
+    if (NULL == rcounts.values && has_channel(call) && 0 < rcount
         && coll_async_reduction_supported(dtype, op)) {
         coll_async_reduction_resolve(&work.reduction, dtype, op);
         work.sbuf = input;
         work.rbuf = rbuf;
-        work.count = (size_t) rcount;
+        work.count = rcount;
         work.bytes = work.count * work.reduction.size;
         return execute(call, &work);
     }
     /* Each rank sends block j of its input to rank j and folds the n blocks it
      * receives, in rank order. */
-    mine = (size_t) (NULL == rcounts ? rcount : rcounts[me]);
+    mine = coll_async_reduce_scatter_count(rcount, rcounts, me);
     plan = coll_async_exchange_new(n, me, true,
                                    (size_t) n * coll_async_exchange_scratch_block(dtype, mine));
     if (NULL == plan) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     for (int rank = 0; rank < n; ++rank) {
-        size_t count = (size_t) (NULL == rcounts ? rcount : rcounts[rank]);
+        size_t count = coll_async_reduce_scatter_count(rcount, rcounts, rank);
         const char *block = input + (ptrdiff_t) offset * extent_of(dtype);
 
         coll_async_block_set(rank == me ? &plan->self_from : &plan->send[rank], block, count,
@@ -373,7 +373,7 @@ int coll_async_native_reduce_scatter(const struct coll_async_call *call, const v
 
 /* Data movement */
 
-int coll_async_native_bcast(const struct coll_async_call *call, void *buf, int count,
+int coll_async_native_bcast(const struct coll_async_call *call, void *buf, size_t count,
                             struct ompi_datatype_t *dtype, int root)
 {
     struct coll_async_sched work = {.base = {.begin = coll_async_bcast_begin}, .root = root};
@@ -382,18 +382,18 @@ int coll_async_native_bcast(const struct coll_async_call *call, void *buf, int c
     if (OMPI_COMM_IS_INTER(call->comm)) {
         return coll_async_intercomm_bcast(call, buf, count, dtype, root);
     }
-    work.bytes = bytes_of(dtype, (size_t) count);
+    work.bytes = bytes_of(dtype, count);
     if (1 == size_of(call) || 0 == work.bytes) {
         return execute_nothing(call);
     }
-    if (contiguous(dtype, (size_t) count)) {
+    if (contiguous(dtype, count)) {
         work.rbuf = data_start(buf, dtype);
         return execute_native(call, &work);
     }
     plan = coll_async_exchange_new(size_of(call), rank_of(call), false, 0);
     if (NULL != plan) {
         coll_async_block_set(root == rank_of(call) ? &plan->send[0] : &plan->recv[root], buf,
-                             (size_t) count, dtype);
+                             count, dtype);
     }
     return execute_plan(call, plan);
 }
@@ -416,16 +416,14 @@ void coll_async_side_at(const struct coll_async_side *side, int i, const char **
 {
     *dtype = NULL != side->dtypes ? side->dtypes[i] : side->dtype;
     *base = side->buf;
-    if (NULL == side->counts) {
-        *base += (ptrdiff_t) i * side->count * extent_of(*dtype);
-        *count = (size_t) side->count;
-    } else if (NULL != side->byte_displs) {
-        *base += side->byte_displs[i];
-        *count = (size_t) side->counts[i];
+    if (NULL == side->counts.values) {
+        *base += (ptrdiff_t) i * (ptrdiff_t) side->count * extent_of(*dtype);
+        *count = side->count;
     } else {
-        *base += NULL != side->dtypes ? (ptrdiff_t) side->displs[i]
-                                      : (ptrdiff_t) side->displs[i] * extent_of(*dtype);
-        *count = (size_t) side->counts[i];
+        ptrdiff_t displ = coll_async_displ_at(side->displs, i);
+
+        *base += NULL != side->dtypes ? displ : displ * extent_of(*dtype);
+        *count = coll_async_count_at(side->counts, i);
     }
 }
 
@@ -443,7 +441,7 @@ void coll_async_side_block(const struct coll_async_side *side, int i,
 /* The one block a side names (the send side of a gather, ...). */
 static void single_block(const struct coll_async_side *side, struct coll_async_block *block)
 {
-    coll_async_block_set(block, side->buf, (size_t) side->count, side->dtype);
+    coll_async_block_set(block, side->buf, side->count, side->dtype);
 }
 
 /*
@@ -498,7 +496,7 @@ static int fast_allgather(const struct coll_async_call *call, const struct coll_
 {
     struct coll_async_sched work = {.base = {.begin = coll_async_allgather_begin}, .root = -1};
 
-    work.bytes = bytes_of(recv->dtype, (size_t) recv->count);
+    work.bytes = bytes_of(recv->dtype, recv->count);
     if (0 == work.bytes) {
         return execute_nothing(call);
     }
@@ -513,9 +511,9 @@ static bool fast_allgather_fits(const struct coll_async_call *call,
                                 const struct coll_async_side *send,
                                 const struct coll_async_side *recv, int root)
 {
-    return root < 0 && NULL == recv->counts && (has_channel(call) || spans_nodes(call))
-           && contiguous(recv->dtype, (size_t) recv->count * (size_t) size_of(call))
-           && (MPI_IN_PLACE == send->buf || contiguous(send->dtype, (size_t) send->count));
+    return root < 0 && NULL == recv->counts.values && (has_channel(call) || spans_nodes(call))
+           && contiguous(recv->dtype, recv->count * (size_t) size_of(call))
+           && (MPI_IN_PLACE == send->buf || contiguous(send->dtype, send->count));
 }
 
 int coll_async_native_gather(const struct coll_async_call *call,
@@ -529,20 +527,20 @@ int coll_async_native_gather(const struct coll_async_call *call,
     if (OMPI_COMM_IS_INTER(call->comm)) {
         return coll_async_intercomm_gather(call, send, recv, root);
     }
-    if (root < 0 && NULL == recv->counts && 0 == bytes_of(recv->dtype, (size_t) recv->count)) {
+    if (root < 0 && NULL == recv->counts.values && 0 == bytes_of(recv->dtype, recv->count)) {
         return execute_nothing(call); /* allgather of nothing, whatever the datatype */
     }
     if (fast_allgather_fits(call, send, recv, root)) {
         return fast_allgather(call, send, recv);
     }
-    if (root < 0 && NULL != recv->counts && spans_nodes(call)
+    if (root < 0 && NULL != recv->counts.values && spans_nodes(call)
         && coll_async_native_allgatherv_by_node(call, send, recv, &rc)) {
         return rc;
     }
-    if (root >= 0 && NULL == recv->counts) {
+    if (root >= 0 && NULL == recv->counts.values) {
         bool in_place = root == me && MPI_IN_PLACE == send->buf;
-        size_t block = in_place ? bytes_of(recv->dtype, (size_t) recv->count)
-                                : bytes_of(send->dtype, (size_t) send->count);
+        size_t block = in_place ? bytes_of(recv->dtype, recv->count)
+                                : bytes_of(send->dtype, send->count);
 
         if (aggregated(call, block)) {
             return execute_aggregated(call, root, block, in_place ? NULL : send, recv);
@@ -584,10 +582,10 @@ int coll_async_native_scatter(const struct coll_async_call *call,
     if (OMPI_COMM_IS_INTER(call->comm)) {
         return coll_async_intercomm_scatter(call, send, recv, root);
     }
-    if (NULL == send->counts) {
+    if (NULL == send->counts.values) {
         bool in_place = root == me && MPI_IN_PLACE == recv->buf;
-        size_t block = root == me ? bytes_of(send->dtype, (size_t) send->count)
-                                  : bytes_of(recv->dtype, (size_t) recv->count);
+        size_t block = root == me ? bytes_of(send->dtype, send->count)
+                                  : bytes_of(recv->dtype, recv->count);
 
         if (aggregated(call, block)) {
             return execute_aggregated(call, root, block, in_place ? NULL : recv, send);
@@ -624,10 +622,10 @@ int coll_async_native_alltoall(const struct coll_async_call *call,
     if (OMPI_COMM_IS_INTER(call->comm)) {
         return coll_async_intercomm_alltoall(call, send, recv);
     }
-    if (NULL == recv->counts) {
+    if (NULL == recv->counts.values) {
         /* Aggregated: each rank's whole buffers as one block each. */
         struct coll_async_side all_from = *from, all_to = *recv;
-        size_t block = bytes_of(from->dtype, (size_t) from->count);
+        size_t block = bytes_of(from->dtype, from->count);
 
         all_from.count *= n;
         all_to.count *= n;

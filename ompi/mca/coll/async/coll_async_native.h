@@ -47,27 +47,26 @@ struct coll_async_call {
 
 /* buf folded with op over every rank, in rank order, as an exchange over the
  * mapper with call's peers, on call's stream (an agreement). */
-int coll_async_native_agree(const struct coll_async_call *call, void *buf, int count,
+int coll_async_native_agree(const struct coll_async_call *call, void *buf, size_t count,
                             struct ompi_datatype_t *dtype, struct ompi_op_t *op);
 /* root < 0: allreduce. */
 int coll_async_native_reduce(const struct coll_async_call *call, const void *sbuf, void *rbuf,
-                             int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                             size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                              int root);
-int coll_async_native_bcast(const struct coll_async_call *call, void *buf, int count,
+int coll_async_native_bcast(const struct coll_async_call *call, void *buf, size_t count,
                             struct ompi_datatype_t *dtype, int root);
 int coll_async_native_barrier(const struct coll_async_call *call);
 /*
- * One side of a data movement: the blocks of a buffer, one per rank. counts NULL:
- * every block is count elements, one after the other (allgather, alltoall);
- * else counts[i] at displs[i] elements (the v forms) or, with dtypes, of
- * dtypes[i] at displs[i] bytes (alltoallw). buf MPI_IN_PLACE: as MPI says.
+ * One side of a data movement: the blocks of a buffer, one per rank. No counts
+ * (counts.values NULL): every block is count elements, one after the other
+ * (allgather, alltoall); else counts[i] at displs[i] elements (the v forms) or,
+ * with dtypes, of dtypes[i] at displs[i] bytes (the w forms). buf MPI_IN_PLACE:
+ * as MPI says.
  */
 struct coll_async_side {
     const void *buf;
-    int count;
-    const int *counts;
-    const int *displs;
-    const MPI_Aint *byte_displs; /* instead of displs: a neighbourhood alltoallw's */
+    size_t count;
+    struct coll_async_values counts, displs;
     struct ompi_datatype_t *dtype;
     struct ompi_datatype_t *const *dtypes;
 };
@@ -98,8 +97,9 @@ bool coll_async_native_allgatherv_by_node(const struct coll_async_call *call,
                                           const struct coll_async_side *send,
                                           const struct coll_async_side *recv, int *rc);
 bool coll_async_native_reduce_scatter_by_node(const struct coll_async_call *call,
-                                              const void *sbuf, void *rbuf, int rcount,
-                                              const int *rcounts, struct ompi_datatype_t *dtype,
+                                              const void *sbuf, void *rbuf, size_t rcount,
+                                              struct coll_async_values rcounts,
+                                              struct ompi_datatype_t *dtype,
                                               struct ompi_op_t *op, int *rc);
 
 /* The neighbourhood collectives (coll_async_neighbor.c): every block of send
@@ -120,21 +120,26 @@ int coll_async_native_scatter(const struct coll_async_call *call,
 int coll_async_native_alltoall(const struct coll_async_call *call,
                                const struct coll_async_side *send,
                                const struct coll_async_side *recv);
-/* rcounts NULL: reduce_scatter_block with rcount each. */
+/* No rcounts (rcounts.values NULL): reduce_scatter_block with rcount each. */
+static inline size_t coll_async_reduce_scatter_count(size_t rcount,
+                                                     struct coll_async_values rcounts, int rank)
+{
+    return NULL == rcounts.values ? rcount : coll_async_count_at(rcounts, rank);
+}
 int coll_async_native_reduce_scatter(const struct coll_async_call *call, const void *sbuf,
-                                     void *rbuf, int rcount, const int *rcounts,
+                                     void *rbuf, size_t rcount, struct coll_async_values rcounts,
                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op);
 /* exclusive: exscan. */
 int coll_async_native_scan(const struct coll_async_call *call, const void *sbuf, void *rbuf,
-                           int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            bool exclusive);
 
 /* The same on an intercommunicator (coll_async_intercomm.c): root MPI_ROOT,
  * MPI_PROC_NULL or a rank of the remote group, -1 for the unrooted forms. */
 int coll_async_intercomm_reduce(const struct coll_async_call *call, const void *sbuf,
-                                void *rbuf, int count, struct ompi_datatype_t *dtype,
+                                void *rbuf, size_t count, struct ompi_datatype_t *dtype,
                                 struct ompi_op_t *op, int root);
-int coll_async_intercomm_bcast(const struct coll_async_call *call, void *buf, int count,
+int coll_async_intercomm_bcast(const struct coll_async_call *call, void *buf, size_t count,
                                struct ompi_datatype_t *dtype, int root);
 int coll_async_intercomm_barrier(const struct coll_async_call *call);
 int coll_async_intercomm_gather(const struct coll_async_call *call,
@@ -147,7 +152,8 @@ int coll_async_intercomm_alltoall(const struct coll_async_call *call,
                                   const struct coll_async_side *send,
                                   const struct coll_async_side *recv);
 int coll_async_intercomm_reduce_scatter(const struct coll_async_call *call, const void *sbuf,
-                                        void *rbuf, int rcount, const int *rcounts,
+                                        void *rbuf, size_t rcount,
+                                        struct coll_async_values rcounts,
                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op);
 
 #endif /* MCA_COLL_ASYNC_NATIVE_H */

@@ -94,7 +94,7 @@ bool coll_async_native_allgatherv_by_node(const struct coll_async_call *call,
     struct coll_async_hier_v *v;
 
     for (int rank = 0; rank < n; ++rank) {
-        total += (size_t) recv->counts[rank] * size;
+        total += coll_async_count_at(recv->counts, rank) * size;
     }
     if (!by_node(call, total)) {
         return false;
@@ -105,14 +105,14 @@ bool coll_async_native_allgatherv_by_node(const struct coll_async_call *call,
         return true;
     }
     for (int rank = 0; rank < n; ++rank) {
-        v->bytes[rank] = (size_t) recv->counts[rank] * size;
+        v->bytes[rank] = coll_async_count_at(recv->counts, rank) * size;
         coll_async_side_block(recv, rank, &v->recv[rank]);
     }
     coll_async_hier_v_by_node(call->module->hier, v);
     if (MPI_IN_PLACE == send->buf) {
         coll_async_side_block(recv, me, &v->mine);
     } else {
-        coll_async_block_set(&v->mine, send->buf, (size_t) send->count, send->dtype);
+        coll_async_block_set(&v->mine, send->buf, send->count, send->dtype);
     }
     work.bytes = total;
     *rc = run_by_node(call, &work, total);
@@ -120,8 +120,9 @@ bool coll_async_native_allgatherv_by_node(const struct coll_async_call *call,
 }
 
 bool coll_async_native_reduce_scatter_by_node(const struct coll_async_call *call,
-                                              const void *sbuf, void *rbuf, int rcount,
-                                              const int *rcounts, struct ompi_datatype_t *dtype,
+                                              const void *sbuf, void *rbuf, size_t rcount,
+                                              struct coll_async_values rcounts,
+                                              struct ompi_datatype_t *dtype,
                                               struct ompi_op_t *op, int *rc)
 {
     int n = ompi_comm_size(call->comm);
@@ -130,7 +131,7 @@ bool coll_async_native_reduce_scatter_by_node(const struct coll_async_call *call
     struct coll_async_hier_v *v;
 
     for (int rank = 0; rank < n; ++rank) {
-        count += (size_t) (NULL == rcounts ? rcount : rcounts[rank]);
+        count += coll_async_reduce_scatter_count(rcount, rcounts, rank);
     }
     if (!coll_async_reduction_supported(dtype, op) || !by_node(call, count * size)) {
         return false;
@@ -141,7 +142,7 @@ bool coll_async_native_reduce_scatter_by_node(const struct coll_async_call *call
         return true;
     }
     for (int rank = 0; rank < n; ++rank) {
-        v->bytes[rank] = (size_t) (NULL == rcounts ? rcount : rcounts[rank]) * size;
+        v->bytes[rank] = coll_async_reduce_scatter_count(rcount, rcounts, rank) * size;
         v->offset[rank] = 0 == rank ? 0 : v->offset[rank - 1] + v->bytes[rank - 1];
     }
     coll_async_reduction_resolve(&work.reduction, dtype, op);

@@ -99,7 +99,7 @@ void coll_async_reduce(const struct coll_async_reduction *reduction, void *inout
     if (NULL != reduction->kernel) {
         reduction->kernel(inout, in, count);
     } else {
-        ompi_op_reduce(reduction->op, (void *) in, inout, (int) count, reduction->dtype);
+        ompi_op_reduce(reduction->op, (void *) in, inout, count, reduction->dtype);
     }
 }
 
@@ -112,11 +112,11 @@ void coll_async_reduce3(const struct coll_async_reduction *reduction, void *out,
     }
     /* out = a op b, with Open MPI's op taking (in, inout). */
     if (out == b) {
-        ompi_op_reduce(reduction->op, (void *) a, out, (int) count, reduction->dtype);
+        ompi_op_reduce(reduction->op, (void *) a, out, count, reduction->dtype);
         return;
     }
     if (out != a) {
         memcpy(out, a, count * reduction->size);
     }
-    ompi_op_reduce(reduction->op, (void *) b, out, (int) count, reduction->dtype);
+    ompi_op_reduce(reduction->op, (void *) b, out, count, reduction->dtype);
 }
