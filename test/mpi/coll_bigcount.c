@@ -29,9 +29,9 @@
  *                      MPI_SUM is defined only for predefined datatypes (MPI-4.1
  *                      6.9.2), and Open MPI 4.1 refuses it on a derived one with
  *                      MPI_ERR_OP. Values are integers below 2^32, so sums are
- *                      exact. Need 4 G + 8; Open MPI's own algorithms add
- *                      temporaries (tuned's recursive doubling, the one it takes
- *                      for count 1, another 4 G + 8).
+ *                      exact. Need 4 G + 8; the collective's algorithm may add
+ *                      temporaries of the message's size (Open MPI 4.1's tuned:
+ *                      another 4 G + 8 on rank 0).
  *   bcast-vector       MPI_Bcast, count 1 of MPI_Type_vector(2^28 + 1, 1, 2,
  *                      MPI_DOUBLE): size 2 G + 8, extent 4 G + 8 (holes between the
  *                      doubles, which must keep their sentinel everywhere), root 1.
@@ -86,9 +86,21 @@
  * call's slowest rank), then "coll_bigcount: N checks, F failures (R ranks)" and,
  * if no rank failed, "No Errors".
  *
- * COLL_BIGCOUNT_BREAK=1 in the environment flips a bit of the last byte of each
- * case's buffer on the last rank after the call (data past 2^31 or 2^32, or
+ * COLL_BIGCOUNT_BREAK=1 in the environment flips a bit of the last byte each case
+ * checks on the last rank, after the call (data past 2^31 or 2^32, or
  * allgatherv-c's last gap), so every case must fail.
+ *
+ * Open MPI 6.0.0rc2 alone (--mca coll ^async), 2 ranks, --scale 0: two cases die
+ * of SIGSEGV inside coll/tuned's algorithms and pass at --scale 1 and with other
+ * algorithms, so the bugs are Open MPI's: allreduce-c in reduce-scatter +
+ * allgather (tuned's allreduce algorithm 6, its default there;
+ * ompi_coll_base_allreduce_intra_redscat_allgather), reduce-scatter-block-c in
+ * basic linear (1, the default: its reduce of 2^32 + 16 bytes dies in
+ * ompi_coll_base_reduce_generic) and in recursive doubling (2). Ring allreduce (4)
+ * and butterfly reduce-scatter-block (4) pass:
+ *   mpirun -np 2 --mca coll ^async --mca coll_tuned_use_dynamic_rules 1 \
+ *       --mca coll_tuned_allreduce_algorithm 4 \
+ *       --mca coll_tuned_reduce_scatter_block_algorithm 4 coll_bigcount --expect-component=no
  *
  * Exit status: 0 when every check passed on every rank, 1 on any failure, 2 on a
  * bad argument (usage printed).
@@ -262,8 +274,8 @@ static int check_streams(struct run *r, const char *what, const uint8_t *buf, ui
         }
     }
     if (wrong > 0) {
-        FAIL(r, "%s: %llu of %llu bytes wrong; the first, byte %llu, is 0x%02X, expected "
-             "0x%02X", what, (unsigned long long) wrong, (unsigned long long) n,
+        FAIL(r, "%s: %llu of %llu bytes wrong; the first, byte %llu of it, is 0x%02X, "
+             "expected 0x%02X", what, (unsigned long long) wrong, (unsigned long long) n,
              (unsigned long long) first, got_first, want_first);
         return 0;
     }
@@ -353,7 +365,7 @@ static void call_ends(struct run *r, const char *call, int rc)
     }
 }
 
-/* COLL_BIGCOUNT_BREAK=1: the last rank's last byte of buf corrupted. */
+/* COLL_BIGCOUNT_BREAK=1: on the last rank, byte n - 1 of buf corrupted. */
 static void maybe_break(void *buf, uint64_t n)
 {
     if (break_buffers && world_size - 1 == world_rank && n > 0) {
@@ -586,8 +598,8 @@ static int check_constant(struct run *r, const char *what, const uint8_t *buf, u
         }
     }
     if (wrong > 0) {
-        FAIL(r, "%s: %llu of %llu bytes changed; the first, byte %llu, is 0x%02X, expected "
-             "0x%02X", what, (unsigned long long) wrong, (unsigned long long) n,
+        FAIL(r, "%s: %llu of %llu bytes changed; the first, byte %llu of it, is 0x%02X, "
+             "expected 0x%02X", what, (unsigned long long) wrong, (unsigned long long) n,
              (unsigned long long) first, buf[first], value);
         return 0;
     }
