@@ -112,6 +112,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "coll_program.h"
 #include "pvar_counter.h"
@@ -189,10 +190,11 @@ static uint64_t stream_of(int salt, int rank, int block)
     return ((uint64_t) salt << 40) ^ ((uint64_t) (unsigned) rank << 20) ^ (uint64_t) block;
 }
 
-/* Word w (bytes 8w .. 8w+7) of a stream: a bijection of w for each stream. */
-static uint64_t word_of(uint64_t stream, uint64_t w)
+/* Word w (bytes 8w .. 8w+7) of a stream: a bijection of w for each stream (an
+ * odd multiplier, then mix64: one mix per word, as 4 GiB take 2^29 of them). */
+static inline uint64_t word_of(uint64_t stream, uint64_t w)
 {
-    return mix64(w * 0x9e3779b97f4a7c15ULL + mix64(stream + 1));
+    return mix64((w * 0x9e3779b97f4a7c15ULL) ^ (stream << 1 | 1));
 }
 
 /* Byte i of a stream: byte i % 8 (little-end first) of word i / 8. */
@@ -290,18 +292,38 @@ static int check_stream(struct run *r, const char *what, const uint8_t *buf, uin
 
 /* --- the frame of a case -------------------------------------------------------- */
 
-/* Allocates bytes; NULL (said) when malloc fails. */
+/* Allocates bytes; NULL (said) when that fails. One region serves every case
+ * (big_free keeps it): first touches of 4 GiB cost seconds of kernel time in a
+ * virtual machine, once per run instead of once per case. Huge pages where the
+ * kernel gives them on request, for the same reason. */
+static void *region;
+static size_t region_bytes;
+
 static void *big_alloc(struct run *r, uint64_t bytes)
 {
-    void *p = bytes <= SIZE_MAX ? malloc((size_t) bytes) : NULL;
+    enum { HUGE_PAGE = 2 << 20 };
 
-    if (NULL == p) {
+    if (bytes > region_bytes) {
+        free(region);
+        region = NULL, region_bytes = 0;
+        if (bytes <= SIZE_MAX && 0 == posix_memalign(&region, HUGE_PAGE, (size_t) bytes)) {
+            (void) madvise(region, (size_t) bytes, MADV_HUGEPAGE);
+            region_bytes = (size_t) bytes;
+        }
+    }
+    if (NULL == region) {
         FAIL(r, "cannot allocate %llu bytes (%.2f GiB)", (unsigned long long) bytes,
              (double) bytes / (1 << 30));
-    } else {
-        r->buffer += bytes;
+        return NULL;
     }
-    return p;
+    r->buffer += bytes;
+    return region;
+}
+
+/* Gives a big_alloc region back (kept for the next case). */
+static void big_free(void *p)
+{
+    (void) p;
 }
 
 /* Whether every rank has its buffers (p non-NULL); if not, every rank skips the
@@ -399,7 +421,7 @@ static void case_bcast_derived(struct run *r, int salt)
     r->payload = bytes;
     buf = big_alloc(r, bytes);
     if (!all_have(r, buf)) {
-        free(buf);
+        big_free(buf);
         return;
     }
     MPI_Type_contiguous((int) ndoubles, MPI_DOUBLE, &type);
@@ -416,7 +438,7 @@ static void case_bcast_derived(struct run *r, int salt)
     check_stream(r, root == world_rank ? "the root's buffer (must not change)" : "received data",
                  buf, bytes, stream);
     MPI_Type_free(&type);
-    free(buf);
+    big_free(buf);
 }
 
 /* allreduce-derived's operation: a sum of doubles over elements of type
@@ -463,7 +485,7 @@ static void case_allreduce_derived(struct run *r, int salt)
     r->payload = bytes;
     buf = big_alloc(r, bytes);
     if (!all_have(r, buf)) {
-        free(buf);
+        big_free(buf);
         return;
     }
     MPI_Type_contiguous((int) ndoubles, MPI_DOUBLE, &sum_type);
@@ -503,7 +525,7 @@ static void case_allreduce_derived(struct run *r, int salt)
     }
     MPI_Op_free(&op);
     MPI_Type_free(&sum_type);
-    free(buf);
+    big_free(buf);
 }
 
 /* bcast-vector: count 1 of 2^28 + 1 doubles with a double's hole after each but
@@ -523,7 +545,7 @@ static void case_bcast_vector(struct run *r, int salt)
     r->payload = nelems * 8;
     buf = big_alloc(r, span);
     if (!all_have(r, buf)) {
-        free(buf);
+        big_free(buf);
         return;
     }
     MPI_Type_vector((int) nelems, 1, 2, MPI_DOUBLE, &type);
@@ -569,7 +591,7 @@ static void case_bcast_vector(struct run *r, int salt)
              (unsigned long long) hole_word);
     }
     MPI_Type_free(&type);
-    free(buf);
+    big_free(buf);
 }
 
 #if HAVE_LARGE_COUNT
@@ -618,7 +640,7 @@ static void case_bcast_c(struct run *r, int salt)
     r->payload = count;
     buf = big_alloc(r, count);
     if (!all_have(r, buf)) {
-        free(buf);
+        big_free(buf);
         return;
     }
     if (root == world_rank) {
@@ -632,7 +654,7 @@ static void case_bcast_c(struct run *r, int salt)
     maybe_break(buf, count);
     check_stream(r, root == world_rank ? "the root's buffer (must not change)" : "received data",
                  buf, count, stream);
-    free(buf);
+    big_free(buf);
 }
 
 /* The streams of block `block` of every rank, for the sums. */
@@ -662,7 +684,7 @@ static void case_allreduce_c(struct run *r, int salt)
     r->payload = count;
     buf = NULL != streams ? big_alloc(r, count) : NULL;
     if (!all_have(r, buf)) {
-        free(buf);
+        big_free(buf);
         free(streams);
         return;
     }
@@ -673,7 +695,7 @@ static void case_allreduce_c(struct run *r, int salt)
     call_ends(r, "MPI_Allreduce_c", rc);
     maybe_break(buf, count);
     check_streams(r, "result", buf, count, streams, world_size, mask);
-    free(buf);
+    big_free(buf);
     free(streams);
 }
 
@@ -687,7 +709,7 @@ static void case_allgather_c(struct run *r, int salt)
     r->payload = total;
     buf = big_alloc(r, total);
     if (!all_have(r, buf)) {
-        free(buf);
+        big_free(buf);
         return;
     }
     for (int s = 0; s < world_size; ++s) {
@@ -709,7 +731,7 @@ static void case_allgather_c(struct run *r, int salt)
                  (unsigned long long) (count * (uint64_t) s));
         check_stream(r, what, buf + count * (uint64_t) s, count, stream_of(salt, s, 0));
     }
-    free(buf);
+    big_free(buf);
 }
 
 /* reduce-scatter-block-c: recvcount 2^31 + 8 MPI_UINT8_T, in place, MPI_SUM. Block b
@@ -725,7 +747,7 @@ static void case_reduce_scatter_block_c(struct run *r, int salt)
     r->payload = total;
     buf = NULL != streams ? big_alloc(r, total) : NULL;
     if (!all_have(r, buf)) {
-        free(buf);
+        big_free(buf);
         free(streams);
         return;
     }
@@ -739,7 +761,7 @@ static void case_reduce_scatter_block_c(struct run *r, int salt)
     maybe_break(buf, count);
     check_streams(r, "result (the first recvcount bytes)", buf, count, streams, world_size,
                   mask);
-    free(buf);
+    big_free(buf);
     free(streams);
 }
 
@@ -766,7 +788,7 @@ static void case_allgatherv_c(struct run *r, int salt)
         buf = big_alloc(r, total);
     }
     if (!all_have(r, buf)) {
-        free(buf);
+        big_free(buf);
         free(counts);
         free(displs);
         return;
@@ -794,7 +816,7 @@ static void case_allgatherv_c(struct run *r, int salt)
                  (long long) (displs[s] + counts[s]));
         check_constant(r, what, buf + displs[s] + counts[s], GAP, SENTINEL);
     }
-    free(buf);
+    big_free(buf);
     free(counts);
     free(displs);
 }
@@ -952,6 +974,7 @@ int main(int argc, char **argv)
         }
     }
 
+    free(region);
     if (use_counters) {
         close_counters();
     }
