@@ -292,8 +292,8 @@ static int check_stream(struct run *r, const char *what, const uint8_t *buf, uin
 
 /* --- the frame of a case -------------------------------------------------------- */
 
-/* Allocates bytes; NULL (said) when that fails. One region serves every case
- * (big_free keeps it): first touches of 4 GiB cost seconds of kernel time in a
+/* Allocates bytes; NULL (said) when that fails. One region serves every case,
+ * each taking it again here and none freeing it: first touches of 4 GiB cost seconds of kernel time in a
  * virtual machine, once per run instead of once per case. Huge pages where the
  * kernel gives them on request, for the same reason. */
 static void *region;
@@ -318,12 +318,6 @@ static void *big_alloc(struct run *r, uint64_t bytes)
     }
     r->buffer += bytes;
     return region;
-}
-
-/* Gives a big_alloc region back (kept for the next case). */
-static void big_free(void *p)
-{
-    (void) p;
 }
 
 /* Whether every rank has its buffers (p non-NULL); if not, every rank skips the
@@ -421,7 +415,6 @@ static void case_bcast_derived(struct run *r, int salt)
     r->payload = bytes;
     buf = big_alloc(r, bytes);
     if (!all_have(r, buf)) {
-        big_free(buf);
         return;
     }
     MPI_Type_contiguous((int) ndoubles, MPI_DOUBLE, &type);
@@ -438,7 +431,6 @@ static void case_bcast_derived(struct run *r, int salt)
     check_stream(r, root == world_rank ? "the root's buffer (must not change)" : "received data",
                  buf, bytes, stream);
     MPI_Type_free(&type);
-    big_free(buf);
 }
 
 /* allreduce-derived's operation: a sum of doubles over elements of type
@@ -485,7 +477,6 @@ static void case_allreduce_derived(struct run *r, int salt)
     r->payload = bytes;
     buf = big_alloc(r, bytes);
     if (!all_have(r, buf)) {
-        big_free(buf);
         return;
     }
     MPI_Type_contiguous((int) ndoubles, MPI_DOUBLE, &sum_type);
@@ -525,7 +516,6 @@ static void case_allreduce_derived(struct run *r, int salt)
     }
     MPI_Op_free(&op);
     MPI_Type_free(&sum_type);
-    big_free(buf);
 }
 
 /* bcast-vector: count 1 of 2^28 + 1 doubles with a double's hole after each but
@@ -545,7 +535,6 @@ static void case_bcast_vector(struct run *r, int salt)
     r->payload = nelems * 8;
     buf = big_alloc(r, span);
     if (!all_have(r, buf)) {
-        big_free(buf);
         return;
     }
     MPI_Type_vector((int) nelems, 1, 2, MPI_DOUBLE, &type);
@@ -591,7 +580,6 @@ static void case_bcast_vector(struct run *r, int salt)
              (unsigned long long) hole_word);
     }
     MPI_Type_free(&type);
-    big_free(buf);
 }
 
 #if HAVE_LARGE_COUNT
@@ -640,7 +628,6 @@ static void case_bcast_c(struct run *r, int salt)
     r->payload = count;
     buf = big_alloc(r, count);
     if (!all_have(r, buf)) {
-        big_free(buf);
         return;
     }
     if (root == world_rank) {
@@ -654,7 +641,6 @@ static void case_bcast_c(struct run *r, int salt)
     maybe_break(buf, count);
     check_stream(r, root == world_rank ? "the root's buffer (must not change)" : "received data",
                  buf, count, stream);
-    big_free(buf);
 }
 
 /* The streams of block `block` of every rank, for the sums. */
@@ -684,7 +670,6 @@ static void case_allreduce_c(struct run *r, int salt)
     r->payload = count;
     buf = NULL != streams ? big_alloc(r, count) : NULL;
     if (!all_have(r, buf)) {
-        big_free(buf);
         free(streams);
         return;
     }
@@ -695,7 +680,6 @@ static void case_allreduce_c(struct run *r, int salt)
     call_ends(r, "MPI_Allreduce_c", rc);
     maybe_break(buf, count);
     check_streams(r, "result", buf, count, streams, world_size, mask);
-    big_free(buf);
     free(streams);
 }
 
@@ -709,7 +693,6 @@ static void case_allgather_c(struct run *r, int salt)
     r->payload = total;
     buf = big_alloc(r, total);
     if (!all_have(r, buf)) {
-        big_free(buf);
         return;
     }
     for (int s = 0; s < world_size; ++s) {
@@ -731,7 +714,6 @@ static void case_allgather_c(struct run *r, int salt)
                  (unsigned long long) (count * (uint64_t) s));
         check_stream(r, what, buf + count * (uint64_t) s, count, stream_of(salt, s, 0));
     }
-    big_free(buf);
 }
 
 /* reduce-scatter-block-c: recvcount 2^31 + 8 MPI_UINT8_T, in place, MPI_SUM. Block b
@@ -747,7 +729,6 @@ static void case_reduce_scatter_block_c(struct run *r, int salt)
     r->payload = total;
     buf = NULL != streams ? big_alloc(r, total) : NULL;
     if (!all_have(r, buf)) {
-        big_free(buf);
         free(streams);
         return;
     }
@@ -761,7 +742,6 @@ static void case_reduce_scatter_block_c(struct run *r, int salt)
     maybe_break(buf, count);
     check_streams(r, "result (the first recvcount bytes)", buf, count, streams, world_size,
                   mask);
-    big_free(buf);
     free(streams);
 }
 
@@ -788,7 +768,6 @@ static void case_allgatherv_c(struct run *r, int salt)
         buf = big_alloc(r, total);
     }
     if (!all_have(r, buf)) {
-        big_free(buf);
         free(counts);
         free(displs);
         return;
@@ -816,7 +795,6 @@ static void case_allgatherv_c(struct run *r, int salt)
                  (long long) (displs[s] + counts[s]));
         check_constant(r, what, buf + displs[s] + counts[s], GAP, SENTINEL);
     }
-    big_free(buf);
     free(counts);
     free(displs);
 }
