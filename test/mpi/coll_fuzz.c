@@ -713,31 +713,31 @@ static struct call *current; /* for the watchdog */
 static size_t mem_outstanding;
 static long checks, calls_made;
 
-static void say_call(FILE *f, const struct call *c)
-{
-    fprintf(f, "%s", c->desc);
-}
-
 static void die(const struct call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #include <stdarg.h>
+/* The report is composed whole and written once: mpirun prints MPI_Abort's banner
+ * on another channel, and a report written piecemeal was seen cut in two by it. */
 static void die(const struct call *c, const char *fmt, ...)
 {
+    char line[2048];
+    size_t n = 0;
     va_list ap;
 
-    fprintf(stderr, "%s: FAIL rank %d: seed %llu step %ld", PROGRAM, world_rank,
-            (unsigned long long) opt_seed, step_no);
-    if (NULL != c) {
-        fprintf(stderr, " call %d (start %d): ", c->id, c->start_no);
-        say_call(stderr, c);
+#define APPEND(...) (n += (size_t) snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0, __VA_ARGS__))
+    APPEND("%s: FAIL rank %d: seed %llu step %ld", PROGRAM, world_rank,
+           (unsigned long long) opt_seed, step_no);
+    if (NULL != c) APPEND(" call %d (start %d): %s", c->id, c->start_no, c->desc);
+    APPEND(": ");
+    if (n < sizeof(line)) {
+        va_start(ap, fmt);
+        n += (size_t) vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+        va_end(ap);
     }
-    fprintf(stderr, ": ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n%s: replay: --seed %llu --replay-step %ld (or --seed %llu --steps %ld)\n",
-            PROGRAM, (unsigned long long) opt_seed, step_no, (unsigned long long) opt_seed,
-            step_no + 1);
-    fflush(stderr);
+    APPEND("\n%s: replay: --seed %llu --replay-step %ld (or --seed %llu --steps %ld)\n", PROGRAM,
+           (unsigned long long) opt_seed, step_no, (unsigned long long) opt_seed, step_no + 1);
+#undef APPEND
+    if (n >= sizeof(line)) n = sizeof(line) - 1;
+    (void) !write(2, line, n);
     MPI_Abort(MPI_COMM_WORLD, 3);
     exit(3);
 }
