@@ -320,8 +320,11 @@ void mca_coll_async_module_report_settled(mca_coll_async_module_t *module,
     bool cma;
 
     /* Open MPI itself may start a communicator's collectives from any thread that
-     * runs its progress engine (a constructor's context-id agreement). */
-    if (NULL == channel || NULL != __atomic_load_n(&module->stream.settle, __ATOMIC_ACQUIRE)
+     * runs its progress engine (a constructor's context-id agreement). Every
+     * collective passes here: a plain load answers all but the first, with no
+     * locked exchange. */
+    if (NULL == channel || __atomic_load_n(&module->settle_reported, __ATOMIC_RELAXED)
+        || NULL != __atomic_load_n(&module->stream.settle, __ATOMIC_ACQUIRE)
         || __atomic_exchange_n(&module->settle_reported, true, __ATOMIC_ACQ_REL)
         || coll_async_channel_failed(channel)) {
         return;
