@@ -161,8 +161,11 @@ static inline struct coll_async_shm_segment *schedule_shm(const struct coll_asyn
 static inline bool schedule_all_of(struct coll_async_sched *op, enum coll_async_shm_flag flag,
                                    uint64_t seq, schedule_waits_for_fn waits_for)
 {
-    const struct coll_async_shm_segment *shm = schedule_shm(op);
+    struct coll_async_shm_segment *shm = schedule_shm(op);
 
+    if (NULL == waits_for && coll_async_shm_all_seen(shm, flag, seq)) {
+        return true;
+    }
     if (op->waited.seq != seq || op->waited.flag != (int) flag
         || op->waited.waits_for != waits_for) {
         op->waited.seq = seq;
@@ -175,6 +178,9 @@ static inline bool schedule_all_of(struct coll_async_sched *op, enum coll_async_
             && !coll_async_shm_reached(shm, op->waited.ranks, flag, seq)) {
             return false;
         }
+    }
+    if (NULL == waits_for) {
+        coll_async_shm_saw_all(shm, flag, seq);
     }
     return true;
 }

@@ -117,6 +117,9 @@ struct coll_async_shm_segment {
     struct coll_async_shm_accumulator *accumulator; /* [2] */
     char *accumulator_data;                         /* [2][slot_size] */
     char *slots;                                    /* [nranks][2][slot_size] */
+    /* Per flag, a seq every rank was seen to have published it for: a wait that
+     * this answers reads no other rank's line (coll_async_shm_all_seen). */
+    uint64_t all_seen[COLL_ASYNC_SHM_NUM_FLAGS];
     /* Settling: 1 while not yet, then 0 (in use) or the error, for good. */
     int settled;
     bool joined;  /* created, or counted in (or out, having seen it fail) */
@@ -250,16 +253,25 @@ static inline size_t coll_async_shm_written(const struct coll_async_shm_segment 
     return bytes < length ? bytes : length;
 }
 
-/* Whether every rank has published flag for seq. */
-static inline bool coll_async_shm_all_reached(const struct coll_async_shm_segment *segment,
-                                              enum coll_async_shm_flag flag, uint64_t seq)
+/* Whether every rank is known to have published flag for seq, from what this
+ * rank saw before (flags only grow): a collective that follows one which waited
+ * for the same flag, as a bcast's root after a barrier, needs no cache miss on
+ * the others' lines. Acquire and release order the data the flag published for
+ * a thread that learns it here from another. */
+static inline bool coll_async_shm_all_seen(const struct coll_async_shm_segment *segment,
+                                           enum coll_async_shm_flag flag, uint64_t seq)
 {
-    for (int rank = 0; rank < segment->nranks; ++rank) {
-        if (!coll_async_shm_reached(segment, rank, flag, seq)) {
-            return false;
-        }
+    return __atomic_load_n(&segment->all_seen[flag], __ATOMIC_ACQUIRE) >= seq;
+}
+
+/* Records that every rank has published flag for seq. Two threads racing here
+ * may leave the lower seq, which is still true. */
+static inline void coll_async_shm_saw_all(struct coll_async_shm_segment *segment,
+                                          enum coll_async_shm_flag flag, uint64_t seq)
+{
+    if (!coll_async_shm_all_seen(segment, flag, seq)) {
+        __atomic_store_n(&segment->all_seen[flag], seq, __ATOMIC_RELEASE);
     }
-    return true;
 }
 
 /*
