@@ -10,7 +10,8 @@
 /*
  * coll/async: broadcast in shared memory.
  *
- * Up to a slot: the root copies into its slot, the others copy out, chunk after
+ * A few bytes (COLL_ASYNC_SHM_INLINE_BYTES) travel inline in the root's control
+ * block, where the others wait for them. Up to a slot: the root copies into its slot, the others copy out, chunk after
  * chunk with the two slot parities double-buffering, so the root fills the next
  * chunk while the others drain the last; inside a chunk, the others copy each
  * piece out as soon as the root has announced it. Beyond a slot, with CMA: every rank
@@ -24,6 +25,29 @@
 #include "ompi/constants.h"
 
 #include "coll_async_schedule.h"
+
+/* A payload of a few bytes, inline in the root's control block. */
+static int inline_payload(struct coll_async_op *base)
+{
+    struct coll_async_sched *op = coll_async_sched_of(base);
+    struct coll_async_shm_segment *shm = schedule_shm(op);
+
+    if (shm->rank == op->root) {
+        if (!schedule_may_write(op)) {
+            return COLL_ASYNC_AGAIN;
+        }
+        coll_async_shm_inline_write(shm, op->seq, op->rbuf, op->bytes);
+        schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+        return OMPI_SUCCESS;
+    }
+    if (0 == op->phase) {
+        schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
+        op->phase = 1;
+    }
+    return coll_async_shm_inline_read(shm, op->root, op->seq, op->rbuf, op->bytes)
+               ? OMPI_SUCCESS
+               : COLL_ASYNC_AGAIN;
+}
 
 static int staged(struct coll_async_op *base)
 {
@@ -98,4 +122,7 @@ void coll_async_bcast_begin(struct coll_async_op *base)
     struct coll_async_sched *op = coll_async_sched_of(base);
 
     schedule_by_size(op, COLL_ASYNC_FAMILY_BCAST, single_copy, staged);
+    if (op->bytes <= COLL_ASYNC_SHM_INLINE_BYTES) {
+        op->base.step = inline_payload;
+    }
 }

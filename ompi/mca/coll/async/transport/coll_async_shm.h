@@ -45,6 +45,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "coll_async_auth.h"
@@ -63,18 +64,33 @@ enum coll_async_shm_flag {
  * the owner's slot written for collective seq, so it only grows too. */
 #define COLL_ASYNC_SHM_PIECE_BITS 20
 
-/* One rank's control line. Written by its owner only (the accumulator aside). */
+/* A payload of at most this many bytes travels inline, in its sender's control
+ * block next to the seq that announces it: a reader waits on one cache line and
+ * finds the data there, instead of a second miss on a slot. */
+#define COLL_ASYNC_SHM_INLINE_BYTES 16
+
+struct coll_async_shm_inline {
+    volatile uint64_t seq; /* of the collective whose payload data holds */
+    char data[COLL_ASYNC_SHM_INLINE_BYTES];
+};
+
+/* One rank's control lines. Written by its owner only (the accumulator aside). */
 struct coll_async_shm_control {
     volatile uint64_t flag[COLL_ASYNC_SHM_NUM_FLAGS];
     volatile uint64_t written;
     volatile uint64_t address[2]; /* CMA tokens: the owner's buffers for this collective */
     volatile int32_t pid;
     volatile int32_t vote; /* the caller's, given at join (coll_async_shm_all_voted) */
+    /* One per slot parity, as the slots (coll_async_shm_inline_write), in the
+     * second line of the pair. */
+    struct coll_async_shm_inline inline_payload[2] __attribute__((aligned(64)));
     /* Last, and kept when a reused segment is cleared: whether this rank parked
      * the segment for reuse, and whether the creator claimed it since
      * (coll_async_shm_pool.h). */
     volatile uint64_t park;
 } __attribute__((aligned(COLL_ASYNC_SHM_LINE)));
+_Static_assert(sizeof(struct coll_async_shm_control) == COLL_ASYNC_SHM_LINE,
+               "a rank's control block grew past one pair of cache lines");
 
 /* The sender-side reduction target, one per slot parity. */
 struct coll_async_shm_accumulator {
@@ -251,6 +267,31 @@ static inline size_t coll_async_shm_written(const struct coll_async_shm_segment 
     }
     bytes = (size_t) (written & ((1u << COLL_ASYNC_SHM_PIECE_BITS) - 1)) * segment->piece_size;
     return bytes < length ? bytes : length;
+}
+
+/* Writes the payload of this rank's collective seq inline, and announces it: at
+ * most COLL_ASYNC_SHM_INLINE_BYTES, once its parity is free as a slot's is. */
+static inline void coll_async_shm_inline_write(struct coll_async_shm_segment *segment,
+                                               uint64_t seq, const void *data, size_t bytes)
+{
+    struct coll_async_shm_inline *cell = &segment->control[segment->rank].inline_payload[seq % 2];
+
+    memcpy(cell->data, data, bytes);
+    __atomic_store_n(&cell->seq, seq, __ATOMIC_RELEASE);
+}
+
+/* Copies rank's inline payload of collective seq to `to`, once it is announced;
+ * false while it is not. */
+static inline bool coll_async_shm_inline_read(const struct coll_async_shm_segment *segment,
+                                              int rank, uint64_t seq, void *to, size_t bytes)
+{
+    const struct coll_async_shm_inline *cell = &segment->control[rank].inline_payload[seq % 2];
+
+    if (__atomic_load_n(&cell->seq, __ATOMIC_ACQUIRE) < seq) {
+        return false;
+    }
+    memcpy(to, cell->data, bytes);
+    return true;
 }
 
 /* Whether every rank is known to have published flag for seq, from what this
