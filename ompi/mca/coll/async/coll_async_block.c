@@ -22,6 +22,7 @@
 #include "opal/datatype/opal_convertor.h"
 
 #include "coll_async_block.h"
+#include "transport/coll_async_shm.h"
 
 bool coll_async_block_contiguous(struct ompi_datatype_t *dtype, size_t count)
 {
@@ -160,7 +161,7 @@ int coll_async_block_pack(const struct coll_async_block *block, size_t offset, v
                           size_t length)
 {
     if (NULL != block->contiguous) {
-        memcpy(to, block->contiguous + offset, length);
+        coll_async_shm_copy(to, block->contiguous + offset, length);
         return OMPI_SUCCESS;
     }
     return pack_range(block, offset, to, length);
@@ -170,7 +171,7 @@ int coll_async_block_unpack(const struct coll_async_block *block, size_t offset,
                             const void *from, size_t length)
 {
     if (NULL != block->contiguous) {
-        memcpy(block->contiguous + offset, from, length);
+        coll_async_shm_copy(block->contiguous + offset, from, length);
         return OMPI_SUCCESS;
     }
     return unpack_range(block, offset, from, length);

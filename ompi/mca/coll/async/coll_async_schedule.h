@@ -280,7 +280,7 @@ static inline bool schedule_copy_announced(struct coll_async_sched *op, int rank
         if (has == op->offset) {
             return false;
         }
-        memcpy(to + op->offset, slot + op->offset, has - op->offset);
+        coll_async_shm_copy(to + op->offset, slot + op->offset, has - op->offset);
         op->offset = has;
     }
     return true;

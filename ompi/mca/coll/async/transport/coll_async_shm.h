@@ -316,6 +316,15 @@ static inline void coll_async_shm_saw_all(struct coll_async_shm_segment *segment
 }
 
 /*
+ * Copies length bytes between this rank's memory and a segment. From 4 KiB on
+ * x86-64, where the CPU reports its string move fast (ERMS), with rep movsb:
+ * glibc 2.36 (Debian 12) takes it from 2 KiB itself, but 2.41 and 2.43 (Debian 13,
+ * unstable) never on AMD Zen, and on this project's AMD EPYC VM their vector loop
+ * made a 2-rank alltoall of 2 MiB blocks 2.2 times slower (docs/performance.md).
+ */
+void coll_async_shm_copy(void *to, const void *from, size_t length);
+
+/*
  * Copies length bytes from this rank's memory into the segment, for other ranks to
  * read next. Streaming, with non-temporal stores: they skip the read for ownership
  * of lines that another core holds (a peer read them last), which was measured 3

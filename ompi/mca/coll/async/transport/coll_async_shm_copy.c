@@ -21,6 +21,7 @@
 #include <sys/uio.h>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <emmintrin.h>
 #endif
 
@@ -65,6 +66,35 @@ int coll_async_shm_cma_write(const struct coll_async_shm_segment *segment, int r
     return cma_transfer(segment, rank, (void *) local, remote, length, false);
 }
 
+#if defined(__x86_64__)
+/* Below this, memcpy is as fast and the string move's start-up is not paid. */
+#define STRING_MOVE_FROM 4096
+
+/* Whether the CPU says its string move is fast: ERMS (CPUID leaf 7, EBX bit 9).
+ * Asked once; threads racing at the first copy find the same. */
+static bool string_move_fast(void)
+{
+    static int fast = -1;
+    unsigned eax, ebx, ecx, edx;
+
+    if (fast < 0) {
+        fast = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & (1u << 9));
+    }
+    return fast > 0;
+}
+#endif
+
+void coll_async_shm_copy(void *to, const void *from, size_t length)
+{
+#if defined(__x86_64__)
+    if (length >= STRING_MOVE_FROM && string_move_fast()) {
+        __asm__ __volatile__("rep movsb" : "+D"(to), "+S"(from), "+c"(length) : : "memory");
+        return;
+    }
+#endif
+    memcpy(to, from, length);
+}
+
 void coll_async_shm_copy_in(void *to, const void *from, size_t length, bool streaming)
 {
 #if defined(__x86_64__)
@@ -73,7 +103,7 @@ void coll_async_shm_copy_in(void *to, const void *from, size_t length, bool stre
     size_t head = (size_t) (-(uintptr_t) out & 15);
 
     if (!streaming || length < head + 64) {
-        memcpy(to, from, length);
+        coll_async_shm_copy(to, from, length);
         return;
     }
     memcpy(out, in, head);
@@ -95,6 +125,6 @@ void coll_async_shm_copy_in(void *to, const void *from, size_t length, bool stre
     _mm_sfence();
 #else
     (void) streaming;
-    memcpy(to, from, length);
+    coll_async_shm_copy(to, from, length);
 #endif
 }
