@@ -11,10 +11,11 @@
  * coll/async: broadcast in shared memory.
  *
  * A few bytes (COLL_ASYNC_SHM_INLINE_BYTES) travel inline in the root's control
- * block, where the others wait for them. Up to a slot: the root copies into its slot, the others copy out, chunk after
- * chunk with the two slot parities double-buffering, so the root fills the next
- * chunk while the others drain the last; inside a chunk, the others copy each
- * piece out as soon as the root has announced it. Beyond a slot, with CMA: every rank
+ * block, where the others wait for them. Up to a slot: the root copies into its
+ * slot, the others copy out, chunk after chunk with the two slot parities
+ * double-buffering, so the root fills the next chunk while the others drain the
+ * last; inside a chunk, the others copy each piece out as soon as the root has
+ * announced it. Beyond a slot, with CMA: every rank
  * reads the root's buffer directly, one copy in all.
  */
 

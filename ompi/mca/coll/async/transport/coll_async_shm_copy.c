@@ -71,16 +71,18 @@ int coll_async_shm_cma_write(const struct coll_async_shm_segment *segment, int r
 #define STRING_MOVE_FROM 4096
 
 /* Whether the CPU says its string move is fast: ERMS (CPUID leaf 7, EBX bit 9).
- * Asked once; threads racing at the first copy find the same. */
+ * Asked once; threads racing at the first copy find and store the same. */
 static bool string_move_fast(void)
 {
     static int fast = -1;
+    int known = __atomic_load_n(&fast, __ATOMIC_RELAXED);
     unsigned eax, ebx, ecx, edx;
 
-    if (fast < 0) {
-        fast = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & (1u << 9));
+    if (known < 0) {
+        known = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & (1u << 9));
+        __atomic_store_n(&fast, known, __ATOMIC_RELAXED);
     }
-    return fast > 0;
+    return known > 0;
 }
 #endif
 
