@@ -11,8 +11,9 @@
  * Unit tests of the schedules' waits for the ranks of a node (schedule_all_of in
  * coll_async_schedule.h): each answer is the one a full scan of the flags gives,
  * a wait reads each rank O(1) times in all however often it is polled (not once
- * per poll, which made a call O(ranks^2)), and a wait for some of the ranks is
- * not taken for a wait for all of them.
+ * per poll, which made a call O(ranks^2)), a wait for some of the ranks is not
+ * taken for a wait for all of them, and a wait for all that an earlier one
+ * answered reads no line again.
  */
 
 #include <setjmp.h>
@@ -67,6 +68,29 @@ static bool odd_ranks(const struct coll_async_sched *op, int rank)
 {
     (void) op;
     return rank % 2;
+}
+
+/* Once a wait for all has seen seq, a later op's wait for seq or below is
+ * answered from that memory: the lines are not read (here, wiped to prove it),
+ * while a wait for a later seq still reads them. */
+static void test_seen_not_read_again(void **state)
+{
+    struct node node;
+    struct coll_async_sched first = {0}, later = {0};
+
+    (void) state;
+    node_init(&node, RANKS);
+    first.channel = later.channel = &node.channel;
+    for (int rank = 0; rank < RANKS; ++rank) {
+        publish(&node, rank, COLL_ASYNC_SHM_ARRIVED, 7);
+    }
+    assert_true(schedule_all(&first, COLL_ASYNC_SHM_ARRIVED, 7));
+    memset(node.control, 0, sizeof(struct coll_async_shm_control) * RANKS);
+    assert_true(schedule_all(&later, COLL_ASYNC_SHM_ARRIVED, 6));
+    assert_true(schedule_all(&later, COLL_ASYNC_SHM_ARRIVED, 7));
+    assert_false(schedule_all(&later, COLL_ASYNC_SHM_ARRIVED, 8));
+    assert_false(schedule_all(&later, COLL_ASYNC_SHM_READY, 1));
+    free(node.control);
 }
 
 /* Ranks arrive in a random order, some at later sequence numbers; at every step
@@ -155,6 +179,7 @@ static void test_some_then_all(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seen_not_read_again),
         cmocka_unit_test(test_same_answers),
         cmocka_unit_test(test_linear_per_wait),
         cmocka_unit_test(test_some_then_all),

@@ -269,6 +269,18 @@ static inline size_t coll_async_shm_written(const struct coll_async_shm_segment 
     return bytes < length ? bytes : length;
 }
 
+/* Whether every rank has published flag for seq: a full scan of the lines. */
+static inline bool coll_async_shm_all_reached(const struct coll_async_shm_segment *segment,
+                                              enum coll_async_shm_flag flag, uint64_t seq)
+{
+    for (int rank = 0; rank < segment->nranks; ++rank) {
+        if (!coll_async_shm_reached(segment, rank, flag, seq)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Writes the payload of this rank's collective seq inline, and announces it: at
  * most COLL_ASYNC_SHM_INLINE_BYTES, once its parity is free as a slot's is. */
 static inline void coll_async_shm_inline_write(struct coll_async_shm_segment *segment,
