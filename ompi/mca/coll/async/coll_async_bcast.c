@@ -123,7 +123,8 @@ void coll_async_bcast_begin(struct coll_async_op *base)
     struct coll_async_sched *op = coll_async_sched_of(base);
 
     schedule_by_size(op, COLL_ASYNC_FAMILY_BCAST, single_copy, staged);
-    if (op->bytes <= COLL_ASYNC_SHM_INLINE_BYTES) {
+    /* The staged schedule's smallest case; a forced single copy stays one. */
+    if (staged == op->base.step && op->bytes <= COLL_ASYNC_SHM_INLINE_BYTES) {
         op->base.step = inline_payload;
     }
 }
