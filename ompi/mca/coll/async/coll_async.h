@@ -61,6 +61,7 @@ typedef struct mca_coll_async_component_t {
     bool shm_cma;
     int shm_setup_timeout;
     size_t shm_reuse_bytes;
+    size_t scratch_keep_bytes;
     char *reduce_mode_value;
     size_t small_reduce_bytes;
     int virtual_nodes;

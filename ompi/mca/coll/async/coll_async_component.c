@@ -21,6 +21,7 @@
 #include "coll_async_network.h"
 #include "coll_async_request.h"
 #include "coll_async_say.h"
+#include "transport/coll_async_scratch.h"
 #include "transport/coll_async_shm_pool.h"
 
 const char *mca_coll_async_component_version_string =
@@ -77,6 +78,7 @@ static int async_open(void)
         return rc;
     }
     coll_async_shm_pool_limit(mca_coll_async_component.shm_reuse_bytes);
+    coll_async_scratch_limit(mca_coll_async_component.scratch_keep_bytes);
     if (OMPI_SUCCESS == rc) {
         rc = mca_coll_async_node_topology_init(&mca_coll_async_component.config); /* the NUMA domain the card carries */
     }
@@ -101,6 +103,7 @@ static int async_close(void)
     mca_coll_async_card_fini();
     mca_coll_async_requests_fini();
     coll_async_shm_pool_drain();
+    coll_async_scratch_drain();
     mca_coll_async_node_topology_fini();
     mca_coll_async_params_fini(&mca_coll_async_component);
     mca_coll_async_say_close();

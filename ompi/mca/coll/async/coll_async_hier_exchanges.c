@@ -28,7 +28,7 @@ static int rooted_layout(struct run *run, int root_node, size_t total)
                                                                      root_node, block)) {
         run->by_node = run->blocks.first.contiguous;
     } else {
-        run->by_node = run->temp = malloc(total);
+        run->by_node = run->temp = coll_async_scratch_take(total);
     }
     run->block_offset = malloc(sizeof(size_t) * nodes);
     run->block_bytes = malloc(sizeof(size_t) * nodes);
@@ -133,7 +133,7 @@ int coll_async_hier_plan_alltoall(struct run *run, const struct coll_async_sched
 
     run->by_node = NULL;
     if (hier->rank == leader) {
-        run->by_node = run->temp = malloc(3 * area);
+        run->by_node = run->temp = coll_async_scratch_take(3 * area);
         run->block_offset = malloc(sizeof(size_t) * (size_t) hier->node_count);
         run->block_bytes = malloc(sizeof(size_t) * (size_t) hier->node_count);
         if (NULL == run->temp || NULL == run->block_offset || NULL == run->block_bytes) {

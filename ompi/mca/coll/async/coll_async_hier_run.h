@@ -25,6 +25,7 @@
 #include "coll_async_exchange.h"
 #include "coll_async_failure.h"
 #include "coll_async_schedule.h"
+#include "transport/coll_async_scratch.h"
 
 #define MAX_STAGES (4 * COLL_ASYNC_HIER_MAX_SLOTS + 4)
 

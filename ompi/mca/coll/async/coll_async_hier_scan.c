@@ -69,7 +69,7 @@ int coll_async_hier_plan_scan(struct run *run, const struct coll_async_sched *op
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    run->temp = malloc((local + (size_t) hier->node_count + 1) * bytes);
+    run->temp = coll_async_scratch_take((local + (size_t) hier->node_count + 1) * bytes);
     run->block_offset = malloc(sizeof(size_t) * (size_t) hier->node_count);
     run->block_bytes = malloc(sizeof(size_t) * (size_t) hier->node_count);
     if (NULL == run->temp || NULL == run->block_offset || NULL == run->block_bytes) {

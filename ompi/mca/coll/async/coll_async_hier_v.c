@@ -194,7 +194,7 @@ int coll_async_hier_plan_allgatherv(struct run *run, const struct coll_async_sch
     const struct coll_async_hier_v *v = run->v;
     int leader = leader_of(hier, hier->node, 0);
     size_t total = op->bytes;
-    char *by_node = run->temp = malloc(total);
+    char *by_node = run->temp = coll_async_scratch_take(total);
 
     if (NULL == by_node) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -278,7 +278,7 @@ int coll_async_hier_plan_reduce_scatter(struct run *run, const struct coll_async
 
     /* The leader reduces into scratch: its rbuf holds its part alone. */
     if (hier->rank == leader) {
-        result = run->temp = malloc(op->bytes);
+        result = run->temp = coll_async_scratch_take(op->bytes);
         if (NULL == result) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }

@@ -62,7 +62,7 @@ void *coll_async_hier_run_new(struct coll_async_hier *hier, enum coll_async_fami
 
 static void release_temporaries(struct run *run)
 {
-    free(run->temp);
+    coll_async_scratch_give(run->temp);
     free(run->rooted_peer);
     free(run->block_offset);
     free(run->block_bytes);
@@ -200,7 +200,7 @@ static int plan_reduce(struct run *run, const struct coll_async_sched *op)
     }
     /* A representative other than the root reduces into scratch. */
     if (NULL != group && hier->rank != op->root) {
-        result = run->temp = malloc(op->bytes);
+        result = run->temp = coll_async_scratch_take(op->bytes);
         if (NULL == run->temp) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
@@ -245,7 +245,7 @@ static int plan_allgather(struct run *run, const struct coll_async_sched *op)
     char *mine;
 
     if (!hier->rank_ordered) {
-        by_node = run->temp = malloc(total);
+        by_node = run->temp = coll_async_scratch_take(total);
         if (NULL == by_node) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "coll_async_internode.h"
+#include "transport/coll_async_scratch.h"
 
 /* One round of this rank: at most one send and one receive, posted together,
  * then, once both are done, reduce_into op= recv. */
@@ -563,11 +564,14 @@ int coll_async_internode_start(struct coll_async_internode *x, enum coll_async_f
     /* Rounds: at most 2n + 2 log n + 2; scratch: a whole vector for reductions, two
      * bytes for the barrier's tokens. */
     x->rounds = calloc(2 * (size_t) n + 64, sizeof(*x->rounds));
-    x->scratch = reduces ? malloc(bytes) : calloc(2, 1); /* the tokens' bytes are sent */
+    x->scratch = coll_async_scratch_take(reduces ? bytes : 2);
     x->transfers = calloc(1, sizeof(*x->transfers));
     if (NULL == x->rounds || NULL == x->scratch || NULL == x->transfers) {
         coll_async_internode_fini(x);
         return -ENOMEM;
+    }
+    if (!reduces) {
+        memset(x->scratch, 0, 2); /* the tokens' bytes are sent */
     }
     switch (x->alg) {
     case COLL_ASYNC_ALG_RING:
@@ -701,7 +705,7 @@ void coll_async_internode_fini(struct coll_async_internode *x)
         return;
     }
     free(t);
-    free(x->scratch);
+    coll_async_scratch_give(x->scratch);
     x->transfers = NULL;
     x->scratch = NULL;
 }

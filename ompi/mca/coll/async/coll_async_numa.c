@@ -41,6 +41,7 @@
 #include "coll_async_groups.h"
 #include "coll_async_numa.h"
 #include "coll_async_schedule.h"
+#include "transport/coll_async_scratch.h"
 
 enum stage_kind {
     STAGE_SHM,     /* a shared-memory schedule on a domain's or the leaders' channel */
@@ -88,8 +89,8 @@ void *coll_async_numa_run_new(struct coll_async_numa *numa, enum coll_async_fami
 
 static void release_temporaries(struct run *run)
 {
-    free(run->temp);
-    free(run->by_domain);
+    coll_async_scratch_give(run->temp);
+    coll_async_scratch_give(run->by_domain);
     run->temp = run->by_domain = NULL;
 }
 
@@ -210,7 +211,7 @@ static int plan_reduce(struct run *run, const struct coll_async_sched *op)
     }
     /* A leader that is not the root reduces into scratch. */
     if (numa->leads && (numa->has_domain || root_domain == numa->domain)) {
-        run->temp = malloc(op->bytes > 0 ? op->bytes : 1);
+        run->temp = coll_async_scratch_take(op->bytes);
         if (NULL == run->temp) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
@@ -254,7 +255,7 @@ static int plan_allgather(struct run *run, const struct coll_async_sched *op)
     char *by_domain = op->rbuf, *mine;
 
     if (!numa->rank_ordered) {
-        by_domain = run->by_domain = malloc(total > 0 ? total : 1);
+        by_domain = run->by_domain = coll_async_scratch_take(total);
         if (NULL == by_domain) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }

@@ -60,6 +60,7 @@
 #include "coll_async_clock.h"
 #include "coll_async_ipv4.h"
 #include "coll_async_refusals.h"
+#include "coll_async_scratch.h"
 #include "coll_async_tcp.h"
 #include "coll_async_tcp_handshake.h"
 #include "coll_async_wire.h"

@@ -303,7 +303,7 @@ static void fail_receives(struct coll_async_tcp *tcp, struct coll_async_tcp_peer
         peer->posted = op->next;
         if (NULL != op_of(op)->staging) {
             tcp->staged -= op->bytes;
-            free(op_of(op)->staging);
+            coll_async_scratch_give(op_of(op)->staging);
             op_of(op)->staging = NULL;
         }
         op_fail(op, peer);
@@ -314,7 +314,7 @@ static void fail_receives(struct coll_async_tcp *tcp, struct coll_async_tcp_peer
 
         peer->unexpected = u->next;
         tcp->staged -= u->total;
-        free(u->staging);
+        coll_async_scratch_give(u->staging);
         free(u);
     }
 }

@@ -53,7 +53,7 @@ void tcp_recv_finish(struct coll_async_tcp *tcp, struct coll_async_transfer *op)
     if (NULL != op_of(op)->staging) {
         memcpy(op_of(op)->buffer, op_of(op)->staging, op->bytes);
         tcp->staged -= op->bytes;
-        free(op_of(op)->staging);
+        coll_async_scratch_give(op_of(op)->staging);
         op_of(op)->staging = NULL;
     }
     tcp_op_release(tcp, op);
@@ -73,7 +73,7 @@ static char *unexpected_target(struct coll_async_tcp *tcp, struct coll_async_tcp
             return NULL;
         }
         u = calloc(1, sizeof(*u));
-        if (NULL == u || NULL == (u->staging = malloc(frame->total ? frame->total : 1))) {
+        if (NULL == u || NULL == (u->staging = coll_async_scratch_take(frame->total))) {
             free(u);
             *rc = -ENOMEM;
             return NULL;
