@@ -353,11 +353,11 @@ static void test_reduce_modes(void **state)
                      COLL_ASYNC_SHM_STAGED);
     assert_int_equal(coll_async_decision_shm(COLL_ASYNC_FAMILY_BARRIER, 0, -1, &channel),
                      COLL_ASYNC_SHM_FLAGS);
-    /* reduce streams from stream_bytes up to 512 KiB only. */
+    /* reduce streams from stream_bytes up to 64 KiB only. */
     assert_false(coll_async_decision_reduce_streams(16383, 16384));
     assert_true(coll_async_decision_reduce_streams(16384, 16384));
-    assert_true(coll_async_decision_reduce_streams(524288, 16384));
-    assert_false(coll_async_decision_reduce_streams(524289, 16384));
+    assert_true(coll_async_decision_reduce_streams(65536, 16384));
+    assert_false(coll_async_decision_reduce_streams(65537, 16384));
     assert_false(coll_async_decision_reduce_streams(65536, 0));
 }
 

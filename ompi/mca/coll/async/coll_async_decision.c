@@ -97,8 +97,10 @@ const char *const coll_async_shm_schedule_names[COLL_ASYNC_NUM_SHM_SCHEDULES] = 
  * measured 1.2-1.4 times faster than both reducing from 512 B (alike below). */
 #define TWO_RANK_ROOT_FROM 512
 /* A reduce's inputs stream into the slots up to this size: above it, through the
- * caches measured 1.3-1.6 times faster (1 to 4 MiB at 2 ranks), below it slower. */
-#define REDUCE_STREAM_MAX (512 * 1024)
+ * caches measured faster at 2 ranks, 1.05-1.13 times from 128 to 512 KiB on 4.1.4
+ * and 5.0.7 (bench/compare -C reduce with coll_async_shm_stream_bytes 0 beside),
+ * 1.3-1.6 times from 1 to 4 MiB; below, alike or streaming slightly faster. */
+#define REDUCE_STREAM_MAX (64 * 1024)
 
 #define ALG(name) (1u << COLL_ASYNC_ALG_##name)
 #define NONE COLL_ASYNC_ALG_AUTO

@@ -324,7 +324,7 @@ static int register_shm(void)
     /* Streaming made bcast 1.5-2x faster from 16 KiB at 2 ranks here. */
     c->shm_stream_bytes = coll_async_schedule_config.stream_bytes;
     rc = register_var("shm_stream_bytes",
-                      "Broadcasts, allgathers and reduces (these up to 512 KiB) of at least "
+                      "Broadcasts, allgathers and reduces (these up to 64 KiB) of at least "
                       "this many bytes are written into the shared slots with non-temporal "
                       "(streaming) stores, which do not first read the lines into the "
                       "writer's cache: much faster where the lines sit in another core's "
