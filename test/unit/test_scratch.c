@@ -101,6 +101,7 @@ static void test_nothing_kept(void **state)
     coll_async_scratch_give(coll_async_scratch_take(MiB));
     assert_int_equal(0, coll_async_scratch_kept());
     coll_async_scratch_give(NULL);
+    assert_null(coll_async_scratch_take(SIZE_MAX)); /* no overflow into a small buffer */
 }
 
 /* Each thread writes its mark over the buffer it holds and checks it is still
