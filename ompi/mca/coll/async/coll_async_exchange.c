@@ -273,6 +273,20 @@ static bool writers_arrived(struct coll_async_sched *op)
                            plan->uniform ? sends_here : NULL);
 }
 
+/* This rank's own block, once its first round is out: while the peers write
+ * theirs, instead of after it has read them (in place, it stays for the finish). */
+static void copy_self_early(struct coll_async_sched *op)
+{
+    const struct coll_async_exchange *plan = op->base.plan;
+
+    if (0 == op->done && !op->self_done && !plan->in_place) {
+        if (OMPI_SUCCESS != coll_async_block_copy(&plan->self_from, &plan->self_to)) {
+            op->failed = OMPI_ERROR;
+        }
+        op->self_done = true;
+    }
+}
+
 static int exchange(struct coll_async_sched *op)
 {
     size_t lane = lane_bytes(op);
@@ -290,6 +304,7 @@ static int exchange(struct coll_async_sched *op)
             }
             schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
             op->phase = 1;
+            copy_self_early(op);
         }
         if (!writers_arrived(op)) {
             return COLL_ASYNC_AGAIN;
@@ -308,14 +323,19 @@ static int exchange(struct coll_async_sched *op)
     }
 }
 
+/* The fold, then the part of it kept. */
+static int fold_and_keep(const struct coll_async_exchange *plan)
+{
+    int rc = fold(plan);
+
+    return OMPI_SUCCESS == rc ? coll_async_block_copy(&plan->after_from, &plan->after_to) : rc;
+}
+
 int coll_async_exchange_finish(const struct coll_async_exchange *plan)
 {
     int rc = coll_async_block_copy(&plan->self_from, &plan->self_to);
 
-    if (OMPI_SUCCESS == rc) {
-        rc = fold(plan);
-    }
-    return OMPI_SUCCESS == rc ? coll_async_block_copy(&plan->after_from, &plan->after_to) : rc;
+    return OMPI_SUCCESS == rc ? fold_and_keep(plan) : rc;
 }
 
 static int finish_locally(struct coll_async_op *op)
@@ -328,7 +348,10 @@ static int exchange_then_finish(struct coll_async_op *base)
     struct coll_async_sched *op = coll_async_sched_of(base);
     int rc = exchange(op);
 
-    return OMPI_SUCCESS == rc ? coll_async_exchange_finish(base->plan) : rc;
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    return op->self_done ? fold_and_keep(base->plan) : coll_async_exchange_finish(base->plan);
 }
 
 void coll_async_exchange_begin(struct coll_async_op *base)
@@ -340,6 +363,7 @@ void coll_async_exchange_begin(struct coll_async_op *base)
     op->done = 0;
     op->rounds = 0;
     op->failed = OMPI_SUCCESS;
+    op->self_done = false;
     if (1 == plan->nranks) {
         op->base.step = finish_locally;
         return;
