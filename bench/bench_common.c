@@ -100,6 +100,23 @@ COLL_FORMS(allgatherv, Allgatherv, b->sbuf, n, b->type, b->rbuf, counts_of(b, n)
            b->type)
 COLL_FORMS(reduce_scatter_block, Reduce_scatter_block, b->sbuf, b->rbuf, n, b->type, MPI_SUM)
 
+/* Barrier has no arguments before the communicator, which COLL_FORMS needs. */
+static void barrier_blocking(struct bench *b, int n)
+{
+    (void)b, (void)n;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+static void barrier_start(struct bench *b, int n, MPI_Request *req)
+{
+    (void)b, (void)n;
+    MPI_Ibarrier(MPI_COMM_WORLD, req);
+}
+static void barrier_init(struct bench *b, int n, MPI_Request *req)
+{
+    (void)b, (void)n;
+    MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, req);
+}
+
 /* A table entry: names, properties, then the forms COLL_FORMS made. */
 #define COLL(lower, Upper, reduces, rooted, send_blocks, recv_blocks, result_at)      \
     { #lower, #Upper, reduces, rooted, send_blocks, recv_blocks, result_at,            \
@@ -116,6 +133,7 @@ static const struct bench_coll collectives[] = {
     COLL(scatter,   Scatter,   0,      1,     1,      0,      RESULT_ALL),
     COLL(allgatherv, Allgatherv, 0,    0,     0,      1,      RESULT_ALL),
     COLL(reduce_scatter_block, Reduce_scatter_block, 1, 0, 1, 0, RESULT_ALL),
+    COLL(barrier,   Barrier,   0,      0,     0,      0,      RESULT_NONE),
 };
 #define NCOLLS (sizeof(collectives) / sizeof(collectives[0]))
 
@@ -200,7 +218,8 @@ static void usage(int nonblocking, const struct bench_extra *extra)
         printf(" %s%s", i, collectives[c].name);
     printf("\n                rooted ones use root %d, reductions MPI_SUM; sizes are"
            " per rank\n                for allgather(v), alltoall, gather, scatter\n"
-           "                and reduce_scatter_block\n",
+           "                and reduce_scatter_block; barrier moves no data: one row,\n"
+           "                size 0, whatever -m says\n",
            BENCH_ROOT);
     printf("  -m [MIN:]MAX[:FACTOR]  message sizes in bytes from MIN to MAX, each FACTOR\n"
            "                (default 2) times the last (default 1:1048576)\n"
@@ -381,6 +400,13 @@ void bench_print_preamble(const struct bench *b, const char *title, const char *
 
 void bench_for_each_size(struct bench *b, bench_size_fn one, void *ctx)
 {
+    if (b->coll->result_at == RESULT_NONE) { /* no data: one row, size 0 */
+        MPI_Barrier(MPI_COMM_WORLD);
+        one(b, 0, 0, b->iters >= 0 ? b->iters : ITERS_SMALL,
+            b->warmup >= 0 ? b->warmup : WARMUP_SMALL, ctx);
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
     for (size_t size = b->min_bytes; size <= b->max_bytes; size *= b->size_factor) {
         int count = (int)(size / b->elem_size);
         int large = size > LARGE_MSG_BYTES;
@@ -415,6 +441,7 @@ static int holds_result(const struct bench *b)
     switch (b->coll->result_at) {
     case RESULT_ROOT:      return b->rank == BENCH_ROOT;
     case RESULT_NON_ROOTS: return b->rank != BENCH_ROOT;
+    case RESULT_NONE:      return 0;
     default:               return 1;
     }
 }

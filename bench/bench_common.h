@@ -32,8 +32,9 @@
 
 enum elem_kind { KIND_CHAR, KIND_INT, KIND_FLOAT };
 
-/* Which ranks hold the collective's result, i.e. what -c can check. */
-enum result_at { RESULT_ALL, RESULT_ROOT, RESULT_NON_ROOTS };
+/* Which ranks hold the collective's result, i.e. what -c can check; RESULT_NONE:
+ * a collective that moves no data (barrier), timed once at size 0 whatever -m says. */
+enum result_at { RESULT_ALL, RESULT_ROOT, RESULT_NON_ROOTS, RESULT_NONE };
 
 struct bench;
 

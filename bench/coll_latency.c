@@ -112,7 +112,8 @@ static void run_size(struct bench *b, size_t size, int count, long iters, long w
         printf("%-*zu%*.2f%*.2f%*.2f%*ld", OSU_SIZE_WIDTH, size, FIELD_WIDTH, avg_us,
                FIELD_WIDTH, min_us, FIELD_WIDTH, max_us, ITERS_WIDTH, iters);
         if (st->validate)
-            printf("%*s", FIELD_WIDTH, errors ? "Fail" : "Pass");
+            printf("%*s", FIELD_WIDTH, b->coll->result_at == RESULT_NONE ? "n/a"
+                                       : errors ? "Fail" : "Pass");
         printf("\n");
         fflush(stdout);
     }
