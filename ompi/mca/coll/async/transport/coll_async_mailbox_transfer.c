@@ -24,6 +24,8 @@
 
 #include "coll_async_clock.h"
 #include "coll_async_mailbox_internal.h"
+#include "coll_async_scratch.h"
+#include "coll_async_shm.h" /* coll_async_shm_copy */
 
 
 static struct mailbox_peer *peer_of(struct mailbox *mb, uint32_t id)
@@ -168,7 +170,8 @@ static bool send_step(struct mailbox *mb, struct mailbox_peer *peer, struct mail
         mb->chunk_holder[chunk] = peer->id;
         ++peer->holds;
         n = n < mb->config.chunk_size ? n : mb->config.chunk_size;
-        memcpy(mb->map.staging + (size_t) chunk * mb->config.chunk_size, s->data + s->staged, n);
+        coll_async_shm_copy(mb->map.staging + (size_t) chunk * mb->config.chunk_size,
+                            s->data + s->staged, n);
         d.offset = s->staged;
         d.length = (uint32_t) n;
         d.arg = chunk;
@@ -287,7 +290,7 @@ static void free_incoming(struct mailbox *mb, struct mailbox_incoming *in)
     }
     if (NULL != in->early) {
         mb->early_bytes -= in->total;
-        free(in->early);
+        coll_async_scratch_give(in->early);
     }
     free(in);
 }
@@ -327,9 +330,9 @@ static bool match(struct mailbox *mb, struct mailbox_peer *peer, struct mailbox_
     if (in->total <= mailbox_recv_of(t)->length) {
         in->recv = t;
         if (NULL != in->early) { /* one more copy for a receive that came late */
-            memcpy(mailbox_recv_of(t)->buffer, in->early, in->total);
+            coll_async_shm_copy(mailbox_recv_of(t)->buffer, in->early, in->total);
             mb->early_bytes -= in->total;
-            free(in->early);
+            coll_async_scratch_give(in->early);
             in->early = NULL;
         }
         return true;
@@ -338,7 +341,7 @@ static bool match(struct mailbox *mb, struct mailbox_peer *peer, struct mailbox_
     in->discard = true;
     if (NULL != in->early) {
         mb->early_bytes -= in->total;
-        free(in->early);
+        coll_async_scratch_give(in->early);
         in->early = NULL;
     }
     if (in->cma) { /* nothing to drain: say so now */
@@ -368,7 +371,7 @@ static void match_posted(struct mailbox *mb, struct mailbox_peer *peer,
 static bool early_room(struct mailbox *mb, struct mailbox_incoming *in)
 {
     if (NULL == in->early && 0 != in->total && in->total <= MAILBOX_EARLY_LIMIT - mb->early_bytes
-        && NULL != (in->early = malloc(in->total))) {
+        && NULL != (in->early = coll_async_scratch_take(in->total))) {
         mb->early_bytes += in->total;
     }
     return NULL != in->early;
@@ -388,9 +391,9 @@ static void incoming_step(struct mailbox *mb, struct mailbox_peer *peer,
         const char *from = peer->map.staging + p->chunk * peer->chunk_size;
 
         if (NULL != in->recv) {
-            memcpy(mailbox_recv_of(in->recv)->buffer + p->offset, from, p->length);
+            coll_async_shm_copy(mailbox_recv_of(in->recv)->buffer + p->offset, from, p->length);
         } else if (NULL != in->early) {
-            memcpy(in->early + p->offset, from, p->length);
+            coll_async_shm_copy(in->early + p->offset, from, p->length);
         }
         in->received += p->length;
         in->pieces = p->next;
