@@ -307,13 +307,13 @@ static int register_shm(void)
     if (rc < 0) {
         return rc;
     }
-    /* A node leader's alltoall staging at 4 ranks, 2 per node, and 2 MiB blocks is
-     * 48 MiB; kept, that alltoall went from 44 to 7 ms between 2 virtual nodes here. */
+    /* With its early TCP transfers' staging kept, the 2 MiB alltoall at 4 ranks on 2
+     * virtual nodes went from 44 to 7 ms here; 128 MiB holds a few of 16 MiB. */
     c->scratch_keep_bytes = 128 * 1024 * 1024;
     rc = register_var("scratch_keep_bytes",
                       "Bytes of temporary buffers (from 64 KiB: a node leader's staging "
-                      "between nodes, reductions' scratch, TCP data that arrived before its "
-                      "receive) each process keeps after a collective for the next one, "
+                      "between nodes, reductions' scratch, data that arrived over TCP or "
+                      "the node's mailbox before its receive) each process keeps after a collective for the next one, "
                       "instead of giving them back to the system and paying a page fault "
                       "per page at the next call. Smaller kept buffers are dropped first to "
                       "keep a larger one; all are freed at MPI_Finalize. 0: none kept.",

@@ -10,14 +10,14 @@
 /*
  * coll/async: temporary buffers kept from one collective to the next.
  *
- * A node leader's staging for an alltoall between nodes is 3 R n B bytes (48 MiB
- * at 4 ranks, 2 per node, and 2 MiB blocks); a TCP transfer that arrives before
- * its receive is posted is staged whole. malloc hands out buffers that large as
- * fresh mappings and gives them back at free, so every call paid one page fault
- * per 4 KiB touched: in this project's VM, 2 MiB alltoalls at 4 ranks on 2
- * virtual nodes took 44 ms, and 7 ms with the buffers kept. So large buffers
- * given back are kept, process-wide, up to coll_async_scratch_keep_bytes, and the
- * next take gets the smallest kept one large enough.
+ * Reductions between nodes need a vector of scratch, a node leader stages what
+ * it aggregates, and a transfer that arrives before its receive is posted is
+ * staged whole. malloc hands out buffers that large as fresh mappings and gives
+ * them back at free, so every call paid one page fault per 4 KiB touched: in this
+ * project's VM, 2 MiB alltoalls at 4 ranks on 2 virtual nodes took 44 ms, and 7 ms
+ * with the buffers kept. So large buffers given back are kept, process-wide, up to
+ * coll_async_scratch_keep_bytes, and the next take gets the smallest kept one
+ * large enough.
  */
 
 #ifndef MCA_COLL_ASYNC_SCRATCH_H
