@@ -13,7 +13,6 @@
  */
 
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -55,21 +54,31 @@ void coll_async_scratch_limit(size_t bytes)
     pthread_mutex_unlock(&lock);
 }
 
-/* Under the lock: the smallest kept buffer of at least bytes, taken out; NULL if none. */
-static struct header *take_kept(size_t bytes)
+/* Under the lock: the slot of the smallest kept buffer of from to below bytes
+ * (below excluded); -1 if none. */
+static int smallest_kept(size_t from, size_t below)
 {
     int best = -1;
 
     for (int i = 0; i < SLOTS; ++i) {
-        if (NULL != kept[i] && kept[i]->capacity >= bytes
+        if (NULL != kept[i] && kept[i]->capacity >= from && kept[i]->capacity < below
             && (best < 0 || kept[i]->capacity < kept[best]->capacity)) {
             best = i;
         }
     }
+    return best;
+}
+
+/* Under the lock: the smallest kept buffer of at least bytes, taken out; NULL if none. */
+static struct header *take_kept(size_t bytes)
+{
+    int best = smallest_kept(bytes, SIZE_MAX);
+    struct header *h;
+
     if (best < 0) {
         return NULL;
     }
-    struct header *h = kept[best];
+    h = kept[best];
     kept[best] = NULL;
     kept_bytes -= h->capacity;
     return h;
@@ -106,20 +115,15 @@ void *coll_async_scratch_take(size_t bytes)
     return payload(h);
 }
 
-/* Under the lock: the index of the smallest kept buffer smaller than capacity,
- * or of an empty slot (empty true); -1 if none. */
-static int find_slot(size_t capacity, bool empty)
+/* Under the lock: an empty slot; -1 if none. */
+static int empty_slot(void)
 {
-    int found = -1;
-
     for (int i = 0; i < SLOTS; ++i) {
-        if (empty ? NULL == kept[i]
-                  : NULL != kept[i] && kept[i]->capacity < capacity
-                        && (found < 0 || kept[i]->capacity < kept[found]->capacity)) {
-            found = i;
+        if (NULL == kept[i]) {
+            return i;
         }
     }
-    return found;
+    return -1;
 }
 
 /* Under the lock: slot i emptied, its buffer added to those to free. */
@@ -143,11 +147,11 @@ void coll_async_scratch_give(void *buffer)
         pthread_mutex_lock(&lock);
         if (h->capacity <= limit) {
             /* Room made by dropping smaller buffers, smallest first. */
-            while (kept_bytes + h->capacity > limit && (slot = find_slot(h->capacity, false)) >= 0) {
+            while (kept_bytes + h->capacity > limit && (slot = smallest_kept(0, h->capacity)) >= 0) {
                 drop(slot, dropped, &drops);
             }
-            slot = find_slot(0, true);
-            if (slot < 0 && (slot = find_slot(h->capacity, false)) >= 0) {
+            slot = empty_slot();
+            if (slot < 0 && (slot = smallest_kept(0, h->capacity)) >= 0) {
                 drop(slot, dropped, &drops);
             }
             if (slot >= 0 && kept_bytes + h->capacity <= limit) {
