@@ -279,11 +279,9 @@ static void copy_self_early(struct coll_async_sched *op)
 {
     const struct coll_async_exchange *plan = op->base.plan;
 
-    if (0 == op->done && !op->self_done && !plan->in_place) {
-        if (OMPI_SUCCESS != coll_async_block_copy(&plan->self_from, &plan->self_to)) {
-            op->failed = OMPI_ERROR;
-        }
-        op->self_done = true;
+    if (0 == op->done && !plan->in_place
+        && OMPI_SUCCESS != coll_async_block_copy(&plan->self_from, &plan->self_to)) {
+        op->failed = OMPI_ERROR;
     }
 }
 
@@ -345,13 +343,14 @@ static int finish_locally(struct coll_async_op *op)
 
 static int exchange_then_finish(struct coll_async_op *base)
 {
-    struct coll_async_sched *op = coll_async_sched_of(base);
-    int rc = exchange(op);
+    const struct coll_async_exchange *plan = base->plan;
+    int rc = exchange(coll_async_sched_of(base));
 
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    return op->self_done ? fold_and_keep(base->plan) : coll_async_exchange_finish(base->plan);
+    /* Its first round ran copy_self_early, which leaves in place to the finish. */
+    return plan->in_place ? coll_async_exchange_finish(plan) : fold_and_keep(plan);
 }
 
 void coll_async_exchange_begin(struct coll_async_op *base)
@@ -363,7 +362,6 @@ void coll_async_exchange_begin(struct coll_async_op *base)
     op->done = 0;
     op->rounds = 0;
     op->failed = OMPI_SUCCESS;
-    op->self_done = false;
     if (1 == plan->nranks) {
         op->base.step = finish_locally;
         return;

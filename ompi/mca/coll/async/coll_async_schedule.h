@@ -63,7 +63,6 @@ struct coll_async_sched {
     size_t offset;  /* of the chunk in progress, what is done: pipelining inside a chunk */
     size_t rounds;  /* rounds agreed with the peers, for schedules that agree on them */
     int failed;     /* a local failure, reported once the peers need this rank no more */
-    bool self_done; /* exchange: this rank's own block copied while the peers wrote */
     /* The wait in progress (schedule_all_of): ranks [0, ranks) have published
      * flag for seq, or are not among those that waits_for names. Flags only grow,
      * so the next poll of the same wait resumes there instead of rereading every
