@@ -313,10 +313,11 @@ static int register_shm(void)
     rc = register_var("scratch_keep_bytes",
                       "Bytes of temporary buffers (from 64 KiB: a node leader's staging "
                       "between nodes, reductions' scratch, data that arrived over TCP or "
-                      "the node's mailbox before its receive) each process keeps after a collective for the next one, "
-                      "instead of giving them back to the system and paying a page fault "
-                      "per page at the next call. Smaller kept buffers are dropped first to "
-                      "keep a larger one; all are freed at MPI_Finalize. 0: none kept.",
+                      "the node's mailbox before its receive) each process keeps after a "
+                      "collective for the next one, instead of giving them back to the "
+                      "system and paying a page fault per page at the next call. Smaller "
+                      "kept buffers are dropped first to keep a larger one; all are freed "
+                      "at MPI_Finalize. 0: none kept.",
                       MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->scratch_keep_bytes);
     if (rc < 0) {
         return rc;
