@@ -300,6 +300,38 @@ static void test_late_receive_frees_chunks(void **state)
     free(in_a);
 }
 
+/* A receive posted while its transfer is under way: what came before it is
+ * copied from the early buffer, the rest lands in place, and the whole arrives. */
+static void test_receive_posted_midway(void **state)
+{
+    enum { A = 4 * CHUNKS * CHUNK + 3 };
+    struct coll_async_transfer send = {0}, recv = {0};
+    struct coll_async_mailbox_stats stats;
+    uint8_t *out = malloc(A), *in = calloc(1, A);
+    struct group g;
+
+    (void) state;
+    open_group(&g, 2, false);
+    fill(out, A, 0, 5);
+    assert_int_equal(g.t[0]->ops->send(g.t[0], 1, 5, out, A, &send), 0);
+    for (int i = 0; i < 3; ++i) {
+        group_step(&g);
+    }
+    assert_int_equal(g.t[1]->ops->recv(g.t[1], 0, 5, in, A, &recv), 0);
+    group_wait(&g, &recv);
+    group_wait(&g, &send);
+    assert_int_equal(recv.status, 0);
+    assert_int_equal(send.status, 0);
+    assert_true(holds(in, A, 0, 5));
+    coll_async_mailbox_stats(g.t[1], &stats);
+    print_message("copied from the early buffer: %llu of %d bytes\n",
+                  (unsigned long long) stats.early_copied, A);
+    assert_true(stats.early_copied > 0 && stats.early_copied < A);
+    close_group(&g);
+    free(out);
+    free(in);
+}
+
 /* A peer that does not progress holds at most half the sender's chunks: the
  * sender's other peers go on. */
 static void test_slow_peer_takes_half(void **state)
@@ -549,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_too_long),
         cmocka_unit_test(test_cma_fallback),
         cmocka_unit_test(test_late_receive_frees_chunks),
+        cmocka_unit_test(test_receive_posted_midway),
         cmocka_unit_test(test_slow_peer_takes_half),
         cmocka_unit_test(test_added_late),
         cmocka_unit_test(test_behind_the_mapper),

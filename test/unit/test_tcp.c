@@ -1262,6 +1262,88 @@ static void test_staging_backpressure(void **state)
     close_pair(&pair);
 }
 
+/* A receive posted while its transfer is under way (chunks staged, one perhaps
+ * half read): what was staged is copied, the rest lands in place, and the
+ * whole arrives, at every point of posting tried. */
+static void test_receive_posted_midway(void **state)
+{
+    enum { BIG = (8 << 20) + 7 };
+    uint8_t *out = malloc(BIG), *in = malloc(BIG);
+    struct pair pair;
+    int partial = 0;
+
+    (void) state;
+    open_pair(&pair, 5000, 0);
+    pair_transfer(&pair, 1, 100); /* connected */
+    for (uint64_t tag = 2; tag < 8; ++tag) {
+        struct coll_async_transfer send = {0}, recv = {0};
+        uint64_t before = guard_of(pair.tcp[0]).staging_copied, copied;
+
+        fill(out, BIG, 1, tag);
+        memset(in, 0, BIG);
+        assert_int_equal(tcp_send(pair.tcp[1], 0, tag, out, BIG, &send), 0);
+        while (0 == guard_of(pair.tcp[0]).staged) {
+            pair_steps(&pair, 1);
+        }
+        pair_steps(&pair, (int) tag % 3); /* a little further each time */
+        assert_int_equal(tcp_recv(pair.tcp[0], 1, tag, in, BIG, &recv), 0);
+        pair_wait(&pair, &recv);
+        pair_wait(&pair, &send);
+        assert_int_equal(recv.status, 0);
+        assert_int_equal(send.status, 0);
+        assert_true(holds(in, BIG, 1, tag));
+        copied = guard_of(pair.tcp[0]).staging_copied - before;
+        print_message("tag %llu: copied from staging %llu of %d bytes\n",
+                      (unsigned long long) tag, (unsigned long long) copied, BIG);
+        assert_true(copied > 0);
+        partial += copied < BIG;
+        assert_int_equal(guard_of(pair.tcp[0]).staged, 0);
+    }
+    assert_true(partial > 0); /* at least one post came before the transfer's end */
+    close_pair(&pair);
+    free(out);
+    free(in);
+}
+
+/* The same by hand, so that a chunk is half read when the receive is posted:
+ * its second half lands in staging after the post, and must still arrive.
+ * Chunks come at 1000, then 0 (half of it before the post), then 2000. */
+static void test_receive_posted_mid_chunk(void **state)
+{
+    enum { PART = 1000, TOTAL = 3 * PART, TAG = 9 };
+    struct coll_async_tcp *tcp = open_single(5000);
+    struct coll_async_transfer recv = {0};
+    uint8_t header[32], out[TOTAL], in[TOTAL] = {0};
+    int fd = fake_proven_peer(tcp);
+
+    (void) state;
+    fill(out, TOTAL, 1, TAG);
+    test_frame_header(header, TEST_FRAME_CHUNK, PART, TAG, PART, TOTAL);
+    send_all(fd, header, 32);
+    send_all(fd, out + PART, PART);
+    test_frame_header(header, TEST_FRAME_CHUNK, PART, TAG, 0, TOTAL);
+    send_all(fd, header, 32);
+    send_all(fd, out, PART / 2);
+    for (int i = 0; i < 50; ++i) {
+        step(tcp);
+    }
+    assert_int_equal(guard_of(tcp).staged, TOTAL);
+    assert_int_equal(tcp_recv(tcp, 1, TAG, in, TOTAL, &recv), 0);
+    send_all(fd, out + PART / 2, PART - PART / 2);
+    test_frame_header(header, TEST_FRAME_CHUNK, PART, TAG, 2 * PART, TOTAL);
+    send_all(fd, header, 32);
+    send_all(fd, out + 2 * PART, PART);
+    wait_op_parent(tcp, &recv);
+    assert_int_equal(recv.status, 0);
+    assert_int_equal(recv.bytes, TOTAL);
+    assert_memory_equal(in, out, TOTAL);
+    /* At the post, up to the end of the chunk at 1000; the half-read chunk again. */
+    assert_int_equal(guard_of(tcp).staging_copied, 2 * PART + PART);
+    assert_int_equal(guard_of(tcp).staged, 0);
+    close(fd);
+    tcp_destroy(tcp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1283,6 +1365,8 @@ int main(void)
         cmocka_unit_test(test_unknown_frame_type),
         cmocka_unit_test(test_chunk_past_total),
         cmocka_unit_test(test_staging_backpressure),
+        cmocka_unit_test(test_receive_posted_midway),
+        cmocka_unit_test(test_receive_posted_mid_chunk),
     };
 
     shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,

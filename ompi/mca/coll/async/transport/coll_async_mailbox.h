@@ -86,6 +86,7 @@ struct coll_async_mailbox_stats {
     uint64_t cma_sends;     /* sends the receiver pulled with CMA */
     uint64_t cma_fallbacks; /* CMA pulls refused, sent staged instead */
     uint64_t refused;       /* descriptors dropped: no valid MAC, or a replay */
+    uint64_t early_copied;  /* bytes copied from early buffers to receives posted late */
 };
 
 void coll_async_mailbox_stats(const struct coll_async_transport *transport,

@@ -107,6 +107,7 @@ struct mailbox_incoming {
     uint64_t address;
     struct coll_async_transfer *recv; /* matched, or NULL */
     char *early; /* before the receive: pieces copied out here, their chunks credited */
+    uint64_t early_end; /* past the furthest piece copied to early */
     struct mailbox_piece *pieces, **pieces_tail; /* held: no receive, no room for early */
     uint32_t npieces;
 };

@@ -329,8 +329,9 @@ static bool match(struct mailbox *mb, struct mailbox_peer *peer, struct mailbox_
     t->bytes = in->total;
     if (in->total <= mailbox_recv_of(t)->length) {
         in->recv = t;
-        if (NULL != in->early) { /* one more copy for a receive that came late */
-            coll_async_shm_copy(mailbox_recv_of(t)->buffer, in->early, in->total);
+        if (NULL != in->early) { /* one more copy, of what came before the receive */
+            coll_async_shm_copy(mailbox_recv_of(t)->buffer, in->early, in->early_end);
+            mb->stats.early_copied += in->early_end;
             mb->early_bytes -= in->total;
             coll_async_scratch_give(in->early);
             in->early = NULL;
@@ -394,6 +395,9 @@ static void incoming_step(struct mailbox *mb, struct mailbox_peer *peer,
             coll_async_shm_copy(mailbox_recv_of(in->recv)->buffer + p->offset, from, p->length);
         } else if (NULL != in->early) {
             coll_async_shm_copy(in->early + p->offset, from, p->length);
+            if (p->offset + p->length > in->early_end) {
+                in->early_end = p->offset + p->length;
+            }
         }
         in->received += p->length;
         in->pieces = p->next;

@@ -120,8 +120,12 @@ static int tcp_send(struct coll_async_transport *transport, uint32_t id, uint64_
     return 0;
 }
 
-/* A receive posted after its transfer began takes over the staging buffer. */
-static int recv_adopt(struct coll_async_tcp_peer *peer, struct coll_async_transfer *op)
+/* A receive posted after its transfer began copies what was staged so far (and
+ * whatever a chunk under way has put there: chunk_arrived copies that chunk
+ * again when it ends); the chunks after land in its buffer. It keeps the staging
+ * buffer for the chunks under way, until it finishes. */
+static int recv_adopt(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
+                      struct coll_async_transfer *op)
 {
     struct unexpected **p = &peer->unexpected, *u;
 
@@ -135,6 +139,8 @@ static int recv_adopt(struct coll_async_tcp_peer *peer, struct coll_async_transf
         return -EMSGSIZE;
     }
     *p = u->next;
+    memcpy(op_of(op)->buffer, u->staging, u->end);
+    tcp->staging_copied += u->end;
     op_of(op)->has_total = true;
     op->bytes = u->total;
     op_of(op)->received = u->received;
@@ -157,7 +163,7 @@ static int tcp_recv(struct coll_async_transport *transport, uint32_t id, uint64_
         return -EBUSY;
     }
     tcp_op_start(op, peer, tag, buffer, length);
-    if (0 != (rc = recv_adopt(peer, op))) {
+    if (0 != (rc = recv_adopt(tcp, peer, op))) {
         return rc;
     }
     if (op_of(op)->has_total && op_of(op)->received == op->bytes) {
@@ -412,6 +418,7 @@ void coll_async_tcp_guard_stats(const struct coll_async_tcp *tcp,
     stats->refused = tcp->refusals.count;
     stats->stalled = tcp->stalled;
     stats->staged = tcp->staged;
+    stats->staging_copied = tcp->staging_copied;
 }
 
 int coll_async_tcp_link_stats(const struct coll_async_tcp *tcp, uint32_t id,

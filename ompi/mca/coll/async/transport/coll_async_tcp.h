@@ -145,6 +145,7 @@ struct coll_async_tcp_guard_stats {
     uint64_t refused; /* connections refused so far */
     int stalled;      /* connections not read until staging has room */
     size_t staged;    /* bytes staged for receives not posted yet */
+    uint64_t staging_copied; /* bytes copied from staging to receives posted late */
 };
 
 void coll_async_tcp_guard_stats(const struct coll_async_tcp *tcp,

@@ -34,7 +34,9 @@
  * protocol, and fails the peer. Chunks for a receive not posted yet are staged
  * up to staging_limit bytes for the whole process; past it the connection they
  * came on is not read (back-pressure) until the receive is posted or staging
- * drains.
+ * drains. A receive posted while its transfer is under way copies what was
+ * staged so far, and the chunks after land in its buffer: a late post costs
+ * the copy of what came before it, not of the whole transfer.
  *
  * A read takes the rest of a payload straight into its destination and what
  * follows into a small stash: the next header and, for a small message, its
@@ -159,6 +161,7 @@ struct unexpected {
     struct unexpected *next;
     uint64_t tag;
     size_t total, received;
+    size_t end; /* past the furthest chunk begun in staging */
     char *staging;
 };
 
@@ -170,7 +173,7 @@ struct tcp_op {
     size_t length;
     size_t offset;   /* bulk send: next byte to hand to a link */
     size_t received; /* bulk receive: bytes arrived */
-    char *staging;   /* bulk receive: where chunks landed before the post */
+    char *staging;   /* bulk receive: where chunks begun before the post land */
     int in_flight;   /* chunks a link is writing */
     bool queued;     /* on the peer's send queue: chunks left to hand out */
     bool has_total;  /* bulk receive: bytes is known */
@@ -216,6 +219,7 @@ struct coll_async_tcp {
     int nunproven;     /* accepted connections whose HELLO has not come */
     int stalled;       /* connections not read until staging has room */
     size_t staged;     /* bytes of staging buffers */
+    uint64_t staging_copied; /* bytes copied from staging to late receives */
     struct coll_async_refusals refusals;
 };
 

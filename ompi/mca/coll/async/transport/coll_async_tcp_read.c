@@ -50,8 +50,7 @@ static void posted_remove(struct coll_async_tcp_peer *peer, struct coll_async_tr
 
 void tcp_recv_finish(struct coll_async_tcp *tcp, struct coll_async_transfer *op)
 {
-    if (NULL != op_of(op)->staging) {
-        memcpy(op_of(op)->buffer, op_of(op)->staging, op->bytes);
+    if (NULL != op_of(op)->staging) { /* its bytes were copied out as its chunks ended */
         tcp->staged -= op->bytes;
         coll_async_scratch_give(op_of(op)->staging);
         op_of(op)->staging = NULL;
@@ -85,6 +84,9 @@ static char *unexpected_target(struct coll_async_tcp *tcp, struct coll_async_tcp
         tcp->staged += u->total;
     }
     *rc = u->total == frame->total ? 0 : -EPROTO;
+    if (0 == *rc && frame->offset + frame->length > u->end) {
+        u->end = frame->offset + frame->length; /* frame_check: within total */
+    }
     return u->staging;
 }
 
@@ -104,7 +106,7 @@ static int chunk_target(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *
         *dst = op_of(op)->buffer;
         rc = frame->total <= op_of(op)->length ? 0 : -EPROTO;
     } else {
-        *dst = NULL != op_of(op)->staging ? op_of(op)->staging : op_of(op)->buffer;
+        *dst = op_of(op)->buffer;
         rc = frame->total == op->bytes ? 0 : -EPROTO;
     }
     if (0 == rc) {
@@ -113,13 +115,19 @@ static int chunk_target(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *
     return rc;
 }
 
+/* A chunk's payload is in, at landed (its offset in the buffer or staging). */
 static void chunk_arrived(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
-                          const struct frame *frame)
+                          const struct frame *frame, const char *landed)
 {
     struct coll_async_transfer *op = tcp_find_posted(peer, frame->tag);
     struct unexpected *u;
 
     if (NULL != op) {
+        if (NULL != op_of(op)->staging && landed == op_of(op)->staging + frame->offset) {
+            /* Begun before the post, ended after it: the post's copy took part of it. */
+            memcpy(op_of(op)->buffer + frame->offset, landed, frame->length);
+            tcp->staging_copied += frame->length;
+        }
         op_of(op)->received += frame->length;
         if (op_of(op)->received == op->bytes) {
             posted_remove(peer, op);
@@ -145,7 +153,7 @@ static void frame_end(struct coll_async_tcp *tcp, struct conn *conn)
     } else if (CONN_HELLO_SENT == conn->state) {
         tcp_conn_ack(tcp, conn);
     } else {
-        chunk_arrived(tcp, peer, frame);
+        chunk_arrived(tcp, peer, frame, conn->rx_dst);
     }
 }
 
