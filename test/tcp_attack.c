@@ -17,7 +17,7 @@
  *     from the first process's environment where Open MPI 4 puts it, else 0),
  *     and a version-1 hello: each must be closed;
  *   - sends data headers (an eager message of 4 GiB, a chunk of a 4 GiB
- *     transfer) without proving anything, and 64 bytes of garbage: each must
+ *     transfer, the announcement of one) without proving anything, and 64 bytes of garbage: each must
  *     be closed;
  *   - sends half a header and nothing more: it must be closed within 6 s (run
  *     the job with coll_async_tcp_connect_timeout 2);
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
         uint8_t challenge[COLL_ASYNC_TCP_NONCE_BYTES], frame[64];
         char where[INET_ADDRSTRLEN];
         int fd = challenged(&found[i], challenge), refused = 0, forged = 0, kept;
-        bool old_hello, big_eager, big_chunk, garbage, truncated;
+        bool old_hello, big_eager, big_chunk, big_rts, garbage, truncated;
 
         if (fd < 0) {
             continue; /* not coll/async's */
@@ -304,6 +304,8 @@ int main(int argc, char **argv)
         big_eager = unproven_frame(&found[i], frame, 32, 3000);
         test_frame_header(frame, TEST_FRAME_CHUNK, 1 << 20, 1, 0, (uint64_t) 4 << 30);
         big_chunk = unproven_frame(&found[i], frame, 32, 3000);
+        test_frame_header(frame, TEST_FRAME_RTS, 0, 1, 0, (uint64_t) 4 << 30);
+        big_rts = unproven_frame(&found[i], frame, 32, 3000);
         memset(frame, 0xa5, sizeof(frame));
         garbage = unproven_frame(&found[i], frame, sizeof(frame), 3000);
         test_frame_header(frame, TEST_FRAME_HELLO, COLL_ASYNC_TCP_HELLO_BYTES, 0, 0, 0);
@@ -312,12 +314,12 @@ int main(int argc, char **argv)
         truncated = unproven_frame(&found[i], frame, 16, TRUNCATED_WAIT_MS);
         kept = idle_kept(&found[i]);
         printf("tcp_attack: %s:%u: forged hellos refused %d/%d, version-1 hello %s, 4 GiB eager "
-               "header %s, 4 GiB chunk header %s, garbage %s, half a header %s, %d of %d silent "
-               "connections kept (cap %d)\n",
+               "header %s, 4 GiB chunk header %s, 4 GiB RTS %s, garbage %s, half a header %s, "
+               "%d of %d silent connections kept (cap %d)\n",
                where, found[i].port, refused, forged, old_hello ? "refused" : "TAKEN",
                big_eager ? "refused" : "TAKEN", big_chunk ? "refused" : "TAKEN",
-               garbage ? "refused" : "TAKEN", truncated ? "closed" : "KEPT", kept, IDLE, CAP);
-        failures += refused != forged || !old_hello || !big_eager || !big_chunk || !garbage
+               big_rts ? "refused" : "TAKEN", garbage ? "refused" : "TAKEN", truncated ? "closed" : "KEPT", kept, IDLE, CAP);
+        failures += refused != forged || !old_hello || !big_eager || !big_chunk || !big_rts || !garbage
                     || !truncated || kept > CAP;
     }
     if (0 == attacked) {

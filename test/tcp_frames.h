@@ -27,7 +27,10 @@ enum test_frame_type {
     TEST_FRAME_ACK,
     TEST_FRAME_EAGER,
     TEST_FRAME_CHUNK,
-    TEST_FRAME_CHALLENGE
+    TEST_FRAME_CHALLENGE,
+    TEST_FRAME_YIELD,
+    TEST_FRAME_RTS,
+    TEST_FRAME_CTS
 };
 
 static inline void test_frame_header(uint8_t *p, enum test_frame_type type, uint32_t length,

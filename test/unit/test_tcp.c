@@ -79,6 +79,9 @@ struct shared {
 
 static struct shared *shared;
 
+/* The forked ranks' rendezvous_bytes (0: every transfer is sent at once). */
+static size_t rendezvous_bytes;
+
 typedef void (*rank_fn)(int rank, int nranks);
 
 static const struct coll_async_tcp_if loopback_ifs[2] = {
@@ -157,6 +160,7 @@ static struct coll_async_tcp *open_transport(int rank, int nranks, int nifs)
     struct coll_async_tcp_config config = {
         .ifs = ifs, .nifs = nifs, .self = (uint32_t) rank, .nprocs = (uint32_t) nranks,
         .key = test_key((uint32_t) rank), .chunk_size = CHUNK, .connect_timeout_ms = 5000,
+        .rendezvous_bytes = rendezvous_bytes,
     };
     struct coll_async_tcp *tcp;
     int length;
@@ -602,7 +606,7 @@ static void striped(int rank, int nranks)
         wait_op(tcp, &op);
         CHECK(0 == op.status && 0 == zero.status);
         check_both_links_carried(tcp, 1, true);
-        /* Posted late: the transfer goes through staging. */
+        /* Posted late: the transfer goes through staging, or waits for the post. */
         memset(data, 0, STRIPED_BYTES);
         barrier(tcp);
         CHECK(0 == tcp_recv(tcp, 1, 9, data, STRIPED_BYTES + 100, &op));
@@ -634,6 +638,15 @@ static void test_striped_2(void **state)
 {
     (void) state;
     run_ranks(2, striped);
+}
+
+/* The same with both transfers announced: chunks follow the CTS on both links. */
+static void test_striped_rendezvous_2(void **state)
+{
+    (void) state;
+    rendezvous_bytes = 1 << 20;
+    run_ranks(2, striped);
+    rendezvous_bytes = 0;
 }
 
 /* Both sides connect at the same moment: one connection per link survives. */
@@ -1024,12 +1037,13 @@ static void test_write_after_close(void **state)
 /* Strangers and proven peers that break the rules, in this process */
 
 /* Processes 0 and 1 in this process, each knowing the other; process 0 stages
- * at most staging_limit bytes (0: the default). */
+ * at most staging_limit bytes (0: the default); both announce transfers of
+ * rendezvous bytes or more (0: none). */
 struct pair {
     struct coll_async_tcp *tcp[2];
 };
 
-static void open_pair(struct pair *pair, int timeout_ms, size_t staging_limit)
+static void open_pair(struct pair *pair, int timeout_ms, size_t staging_limit, size_t rendezvous)
 {
     struct coll_async_tcp_if ifs[1] = {test_if(0)};
     uint8_t blob[2][COLL_ASYNC_TCP_ADDRESS_MAX];
@@ -1039,7 +1053,7 @@ static void open_pair(struct pair *pair, int timeout_ms, size_t staging_limit)
         struct coll_async_tcp_config config = {
             .ifs = ifs, .nifs = 1, .self = id, .nprocs = 2, .key = test_key(id),
             .chunk_size = CHUNK, .connect_timeout_ms = timeout_ms,
-            .staging_limit = 0 == id ? staging_limit : 0,
+            .staging_limit = 0 == id ? staging_limit : 0, .rendezvous_bytes = rendezvous,
         };
 
         assert_int_equal(coll_async_tcp_create(&pair->tcp[id], &config), 0);
@@ -1117,7 +1131,7 @@ static void test_stranger_wrong_mac(void **state)
     int fd;
 
     (void) state;
-    open_pair(&pair, 5000, 0);
+    open_pair(&pair, 5000, 0, 0);
     fd = connect_to(pair.tcp[0]);
     fake_hello(pair.tcp[0], fd, 1, 0, &guess, &hello, challenge);
     wait_closed(pair.tcp[0], fd, 3);
@@ -1156,7 +1170,7 @@ static void test_unproven_cap(void **state)
     int fds[STRANGERS];
 
     (void) state;
-    open_pair(&pair, 5000, 0);
+    open_pair(&pair, 5000, 0, 0);
     for (int i = 0; i < STRANGERS; ++i) {
         fds[i] = connect_to(pair.tcp[0]);
         pair_steps(&pair, 2);
@@ -1177,7 +1191,9 @@ static void test_unproven_cap(void **state)
 
 /* A proven peer sends a header that breaks the frame bounds: the peer fails
  * with a message that says which, before any payload is read. */
-static void proven_peer_breaks(const uint8_t *header, const char *expected)
+/* A proven peer sends count headers: the receive of tag 9 (16 bytes) fails with
+ * expected, and the connection closes. */
+static void proven_peer_breaks(const uint8_t *headers, size_t count, const char *expected)
 {
     struct coll_async_tcp *tcp = open_single(5000);
     struct coll_async_transfer recv = {0};
@@ -1185,7 +1201,7 @@ static void proven_peer_breaks(const uint8_t *header, const char *expected)
     int fd = fake_proven_peer(tcp);
 
     assert_int_equal(tcp_recv(tcp, 1, 9, buffer, sizeof(buffer), &recv), 0);
-    send_all(fd, header, 32);
+    send_all(fd, headers, 32 * count);
     wait_op_parent(tcp, &recv);
     print_message("%s\n", recv.error);
     assert_int_equal(recv.status, -EPROTO);
@@ -1202,7 +1218,7 @@ static void test_unknown_frame_type(void **state)
 
     (void) state;
     test_frame_header(header, TEST_FRAME_EAGER, 8, 9, 0, 0);
-    proven_peer_breaks(header, "unknown type 3");
+    proven_peer_breaks(header, 1, "unknown type 3");
 }
 
 static void test_chunk_past_total(void **state)
@@ -1211,7 +1227,84 @@ static void test_chunk_past_total(void **state)
 
     (void) state;
     test_frame_header(header, TEST_FRAME_CHUNK, 4096, 12, 1 << 20, (1 << 20) + 100);
-    proven_peer_breaks(header, "past its transfer's");
+    proven_peer_breaks(header, 1, "past its transfer's");
+}
+
+/* Announcements and answers out of the protocol, each from a proven peer. */
+static void test_rendezvous_frames_checked(void **state)
+{
+    enum { MANY = 4096 + 1 };
+    uint8_t two[2][32], *many = malloc(32 * MANY);
+
+    (void) state;
+    test_frame_header(two[0], TEST_FRAME_CTS, 0, 5, 0, 0);
+    proven_peer_breaks(two[0], 1, "a CTS for no transfer announced");
+    test_frame_header(two[0], TEST_FRAME_CTS, 0, 5, 0, 100);
+    proven_peer_breaks(two[0], 1, "a CTS with a payload");
+    test_frame_header(two[0], TEST_FRAME_RTS, 0, 5, 0, 0);
+    proven_peer_breaks(two[0], 1, "an RTS with a payload");
+    test_frame_header(two[0], TEST_FRAME_RTS, 8, 5, 0, 100);
+    proven_peer_breaks(two[0], 1, "an RTS with a payload");
+    test_frame_header(two[0], TEST_FRAME_RTS, 0, 9, 0, 1000); /* tag 9's receive holds 16 */
+    proven_peer_breaks(two[0], 1, "an RTS longer than its receive");
+    test_frame_header(two[0], TEST_FRAME_RTS, 0, 10, 0, 100);
+    test_frame_header(two[1], TEST_FRAME_RTS, 0, 10, 0, 100);
+    proven_peer_breaks(two[0], 2, "already under way");
+    test_frame_header(two[1], TEST_FRAME_CHUNK, 0, 10, 0, 100);
+    proven_peer_breaks(two[0], 2, "before its CTS");
+    for (int i = 0; i < MANY; ++i) {
+        test_frame_header(many + 32 * i, TEST_FRAME_RTS, 0, (uint64_t) 100 + i, 0, 1 << 20);
+    }
+    proven_peer_breaks(many, MANY, "past the most announced transfers");
+    free(many);
+}
+
+/* Announced transfers: one whose receive comes late stages nothing and waits;
+ * one whose receive came first, and a small one behind the waiting one, go at
+ * once; all arrive whole. */
+static void test_rendezvous(void **state)
+{
+    enum { BIG = (2 << 20) + 3, SMALL = 1000 };
+    static uint8_t out2[BIG], out4[BIG], out3[SMALL], in2[BIG], in4[BIG], in3[SMALL];
+    struct coll_async_transfer send[3] = {{0}}, recv2 = {0}, recv3 = {0}, recv4 = {0};
+    struct coll_async_tcp_guard_stats guard;
+    struct pair pair;
+
+    (void) state;
+    open_pair(&pair, 5000, 0, 1 << 20);
+    fill(out2, BIG, 1, 2);
+    fill(out4, BIG, 1, 4);
+    fill(out3, SMALL, 1, 3);
+    assert_int_equal(tcp_recv(pair.tcp[0], 1, 4, in4, BIG, &recv4), 0);
+    assert_int_equal(tcp_send(pair.tcp[1], 0, 2, out2, BIG, &send[0]), 0);
+    assert_int_equal(tcp_send(pair.tcp[1], 0, 3, out3, SMALL, &send[1]), 0);
+    assert_int_equal(tcp_send(pair.tcp[1], 0, 4, out4, BIG, &send[2]), 0);
+    assert_int_equal(tcp_recv(pair.tcp[0], 1, 3, in3, SMALL, &recv3), 0);
+    pair_wait(&pair, &recv3);
+    pair_wait(&pair, &recv4);
+    pair_steps(&pair, 100);
+    guard = guard_of(pair.tcp[0]);
+    print_message("before tag 2's post: %zu bytes staged, %d announced\n", guard.staged,
+                  guard.announced);
+    assert_int_equal(guard.staged, 0);
+    assert_int_equal(guard.announced, 1);
+    assert_int_equal(send[0].status, COLL_ASYNC_TRANSFER_PENDING); /* waits for the CTS */
+
+    assert_int_equal(tcp_recv(pair.tcp[0], 1, 2, in2, BIG, &recv2), 0);
+    pair_wait(&pair, &recv2);
+    for (int i = 0; i < 3; ++i) {
+        pair_wait(&pair, &send[i]);
+        assert_int_equal(send[i].status, 0);
+    }
+    assert_int_equal(recv2.status, 0);
+    assert_int_equal(recv3.status, 0);
+    assert_int_equal(recv4.status, 0);
+    assert_int_equal(recv2.bytes, BIG);
+    assert_true(holds(in2, BIG, 1, 2) && holds(in4, BIG, 1, 4) && holds(in3, SMALL, 1, 3));
+    guard = guard_of(pair.tcp[0]);
+    assert_int_equal(guard.staging_copied, 0);
+    assert_int_equal(guard.announced, 0);
+    close_pair(&pair);
 }
 
 /* Staging is bounded: transfers for tags not posted yet take at most the limit;
@@ -1226,7 +1319,7 @@ static void test_staging_backpressure(void **state)
     struct pair pair;
 
     (void) state;
-    open_pair(&pair, 5000, LIMIT);
+    open_pair(&pair, 5000, LIMIT, 0);
     fill(out5, BIG, 1, 5);
     fill(out7, BIG, 1, 7);
     fill(out6, SMALL, 1, 6);
@@ -1273,7 +1366,7 @@ static void test_receive_posted_midway(void **state)
     int partial = 0;
 
     (void) state;
-    open_pair(&pair, 5000, 0);
+    open_pair(&pair, 5000, 0, 0);
     pair_transfer(&pair, 1, 100); /* connected */
     for (uint64_t tag = 2; tag < 8; ++tag) {
         struct coll_async_transfer send = {0}, recv = {0};
@@ -1353,6 +1446,7 @@ int main(void)
         cmocka_unit_test(test_if_filter),
         cmocka_unit_test(test_small_transfers_3),
         cmocka_unit_test(test_striped_2),
+        cmocka_unit_test(test_striped_rendezvous_2),
         cmocka_unit_test(test_simultaneous_connect),
         cmocka_unit_test(test_lazy_connect_3),
         cmocka_unit_test(test_peer_killed),
@@ -1365,6 +1459,8 @@ int main(void)
         cmocka_unit_test(test_unproven_cap),
         cmocka_unit_test(test_unknown_frame_type),
         cmocka_unit_test(test_chunk_past_total),
+        cmocka_unit_test(test_rendezvous_frames_checked),
+        cmocka_unit_test(test_rendezvous),
         cmocka_unit_test(test_staging_backpressure),
         cmocka_unit_test(test_receive_posted_midway),
         cmocka_unit_test(test_receive_posted_mid_chunk),

@@ -58,13 +58,14 @@ struct coll_async_config {
     const char *tuning_file;
 
     /* The transports between nodes: TCP's interfaces (lists as given, "": all),
-     * connections per peer (0: one per interface pair), connection deadline and
-     * staging bound; the verbs ports (lists as given) and how many to use (0: all). */
+     * connections per peer (0: one per interface pair), connection deadline,
+     * staging bound and rendezvous size (0: never); the verbs ports (lists as given) and how many to use (0: all). */
     struct {
         const char *include, *exclude;
         int links;
         int connect_timeout_s;
         size_t staging_limit;
+        size_t rendezvous_bytes;
     } tcp;
     struct {
         const char *include, *exclude;

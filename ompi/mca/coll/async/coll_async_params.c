@@ -47,6 +47,7 @@
 #define DEFAULT_TCP_STAGING ((size_t) 64 << 20)
 #define MIN_TCP_STAGING ((size_t) 64 << 10)
 #define MAX_TCP_STAGING ((size_t) 1 << 40)
+#define DEFAULT_TCP_RENDEZVOUS ((size_t) 1 << 20)
 #define TCP_STAGING_RANGE "65536 (64 KiB) to 1099511627776 (1 TiB); default 67108864 (64 MiB)"
 _Static_assert(MAX_TIMEOUT_S == 2147483, "MAX_TIMEOUT_TEXT says MAX_TIMEOUT_S");
 
@@ -470,6 +471,17 @@ static int register_network(void)
     if (rc < 0) {
         return rc;
     }
+    c->tcp_rendezvous_bytes = DEFAULT_TCP_RENDEZVOUS;
+    rc = register_var("tcp_rendezvous_bytes",
+                      "TCP transfers of this many bytes or more are announced and sent only "
+                      "once the receiver has posted their receive: a receiver that is late "
+                      "then holds and copies none of them, for one round trip more per "
+                      "transfer. 0: never (every transfer is sent at once, and one that "
+                      "comes before its receive is staged).",
+                      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->tcp_rendezvous_bytes);
+    if (rc < 0) {
+        return rc;
+    }
     c->verbs_if_include = "";
     rc = register_var("verbs_if_include",
                       "RDMA devices and ports the verbs transport may use between nodes: "
@@ -730,6 +742,7 @@ static void fill_config(const mca_coll_async_component_t *c, struct coll_async_c
     config->tcp.links = c->tcp_links;
     config->tcp.connect_timeout_s = c->tcp_connect_timeout;
     config->tcp.staging_limit = c->tcp_staging_limit;
+    config->tcp.rendezvous_bytes = c->tcp_rendezvous_bytes;
     config->verbs.include = c->verbs_if_include;
     config->verbs.exclude = c->verbs_if_exclude;
     config->verbs.ports = c->verbs_ports;

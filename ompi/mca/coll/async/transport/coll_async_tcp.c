@@ -115,7 +115,11 @@ static int tcp_send(struct coll_async_transport *transport, uint32_t id, uint64_
     }
     tcp_op_start(op, peer, tag, data, length);
     op_of(op)->queued = true;
-    coll_async_transfer_push(&peer->bulk, op);
+    if (0 != tcp->config.rendezvous_bytes && length >= tcp->config.rendezvous_bytes) {
+        coll_async_transfer_push(&peer->announce, op); /* the data waits for the CTS */
+    } else {
+        coll_async_transfer_push(&peer->bulk, op);
+    }
     tcp_peer_kick(tcp, peer, peer->nlinks);
     return 0;
 }
@@ -139,6 +143,17 @@ static int recv_adopt(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *pe
         return -EMSGSIZE;
     }
     *p = u->next;
+    if (u->announced) { /* nothing staged: the sender waits for this CTS */
+        --peer->nannounced;
+        op_of(op)->has_total = true;
+        op->bytes = u->total;
+        free(u);
+        if (0 != tcp_queue_cts(tcp, peer, op_of(op)->tag)) {
+            tcp_peer_fail(tcp, peer, 0, "receive", -ENOMEM); /* else the sender waits for good */
+            return -ENOMEM;
+        }
+        return 0;
+    }
     memcpy(op_of(op)->buffer, u->staging, u->end);
     tcp->staging_copied += u->end;
     op_of(op)->has_total = true;
@@ -390,6 +405,7 @@ static void tcp_destroy(struct coll_async_transport *transport)
         struct coll_async_tcp_peer *peer = tcp->all_peers;
 
         tcp->all_peers = peer->next;
+        free(peer->cts);
         free(peer);
     }
     for (int i = 0; i < COLL_ASYNC_TCP_MAX_IFS; ++i) {
@@ -419,6 +435,10 @@ void coll_async_tcp_guard_stats(const struct coll_async_tcp *tcp,
     stats->stalled = tcp->stalled;
     stats->staged = tcp->staged;
     stats->staging_copied = tcp->staging_copied;
+    stats->announced = 0;
+    for (const struct coll_async_tcp_peer *peer = tcp->all_peers; NULL != peer; peer = peer->next) {
+        stats->announced += peer->nannounced;
+    }
 }
 
 int coll_async_tcp_link_stats(const struct coll_async_tcp *tcp, uint32_t id,

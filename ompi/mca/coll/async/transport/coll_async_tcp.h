@@ -107,6 +107,8 @@ struct coll_async_tcp_config {
                                           * the oldest is closed; 0: 64 */
     size_t staging_limit;                /* bytes staged for receives not posted yet,
                                           * all peers together; 0: 64 MiB */
+    size_t rendezvous_bytes;             /* sends this long or longer wait for the
+                                          * receiver's answer; 0: never */
     coll_async_refused_fn on_refused;    /* NULL: refusals are only counted */
     void *context;                       /* on_refused's */
     struct coll_async_tcp_names names;   /* NULL functions: a process's name is its id */
@@ -146,6 +148,7 @@ struct coll_async_tcp_guard_stats {
     int stalled;      /* connections not read until staging has room */
     size_t staged;    /* bytes staged for receives not posted yet */
     uint64_t staging_copied; /* bytes copied from staging to receives posted late */
+    int announced;           /* transfers announced (RTS) before their receives */
 };
 
 void coll_async_tcp_guard_stats(const struct coll_async_tcp *tcp,

@@ -20,13 +20,58 @@ static void conn_challenge(struct coll_async_tcp *tcp, struct conn *conn);
 
 /* Sending */
 
-/* Takes the next chunk for conn. */
+/* A CTS or an RTS for conn, ahead of any chunk: false if none is due. */
+static bool conn_take_control(struct coll_async_tcp_peer *peer, struct conn *conn)
+{
+    struct coll_async_transfer *op;
+    struct frame frame = {0};
+
+    if (peer->ncts > 0) {
+        frame.type = FRAME_CTS;
+        frame.tag = peer->cts[0];
+        memmove(peer->cts, peer->cts + 1, (size_t) --peer->ncts * sizeof(*peer->cts));
+    } else if (NULL != (op = coll_async_transfer_pop(&peer->announce))) {
+        frame.type = FRAME_RTS;
+        frame.tag = op_of(op)->tag;
+        frame.total = op_of(op)->length;
+        coll_async_transfer_push(&peer->awaiting, op);
+    } else {
+        return false;
+    }
+    tcp_encode_frame(conn->tx_header, &frame);
+    conn->tx_control = true;
+    conn->tx_length = 0;
+    conn->tx_done = 0;
+    return true;
+}
+
+int tcp_queue_cts(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer, uint64_t tag)
+{
+    if (peer->ncts == peer->cts_capacity) {
+        int capacity = peer->cts_capacity ? 2 * peer->cts_capacity : 16;
+        uint64_t *cts = realloc(peer->cts, (size_t) capacity * sizeof(*cts));
+
+        if (NULL == cts) {
+            return -ENOMEM;
+        }
+        peer->cts = cts;
+        peer->cts_capacity = capacity;
+    }
+    peer->cts[peer->ncts++] = tag;
+    tcp_peer_kick(tcp, peer, 1);
+    return 0;
+}
+
+/* Takes the next frame for conn: a control frame, else a chunk. */
 static bool conn_take_frame(struct coll_async_tcp *tcp, struct conn *conn)
 {
     struct coll_async_tcp_peer *peer = conn->peer;
     struct coll_async_transfer *op;
     struct frame frame = {0};
 
+    if (conn_take_control(peer, conn)) {
+        return true;
+    }
     if (NULL != (op = peer->bulk.head)) {
         size_t left = op_of(op)->length - op_of(op)->offset;
         size_t chunk = left < tcp->config.chunk_size ? left : tcp->config.chunk_size;
@@ -85,7 +130,7 @@ void tcp_conn_write(struct coll_async_tcp *tcp, struct conn *conn)
         struct coll_async_transfer *op;
         ssize_t n;
 
-        if (NULL == conn->tx_op && !conn_take_frame(tcp, conn)) {
+        if (NULL == conn->tx_op && !conn->tx_control && !conn_take_frame(tcp, conn)) {
             (void) tcp_conn_set_events(tcp, conn, EPOLLIN);
             return;
         }
@@ -101,6 +146,10 @@ void tcp_conn_write(struct coll_async_tcp *tcp, struct conn *conn)
         link->bytes_sent += (uint64_t) n;
         conn->tx_done += (size_t) n;
         if (conn->tx_done < HEADER + conn->tx_length) {
+            continue;
+        }
+        if (conn->tx_control) {
+            conn->tx_control = false;
             continue;
         }
         op = conn->tx_op;

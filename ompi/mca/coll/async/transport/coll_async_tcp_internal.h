@@ -14,12 +14,15 @@
  * Every frame starts with a 32-byte header in network byte order:
  *   length (4)  payload bytes that follow
  *   type (1), 3 zero bytes
- *   tag (8)     CHUNK: the transfer's tag
+ *   tag (8)     CHUNK, RTS, CTS: the transfer's tag
  *   offset (8)  CHUNK: where the payload goes
- *   total (8)   CHUNK: the transfer's length
+ *   total (8)   CHUNK, RTS: the transfer's length
  * Fields a type does not use are zero. The acceptor sends CHALLENGE on accept,
  * the connector answers HELLO, the acceptor ACK (their payloads and MACs are
- * coll_async_tcp_handshake.h's), then both send CHUNK frames. A lower
+ * coll_async_tcp_handshake.h's), then both send CHUNK, RTS and CTS frames. A
+ * transfer of rendezvous_bytes or more is announced (RTS) and its chunks wait
+ * for the receiver's CTS, which it sends once the receive is posted: a late
+ * receiver stages none of it. RTS and CTS frames go ahead of the next chunk. A lower
  * id whose own connection on the link is under way answers a higher id's HELLO
  * with YIELD and closes: the higher id then waits for the lower id's; without
  * it, a connection closed before its ACK is a peer that went away.
@@ -36,7 +39,8 @@
  * came on is not read (back-pressure) until the receive is posted or staging
  * drains. A receive posted while its transfer is under way copies what was
  * staged so far, and the chunks after land in its buffer: a late post costs
- * the copy of what came before it, not of the whole transfer.
+ * the copy of what came before it, not of the whole transfer. An RTS that
+ * comes before its receive costs a small record, at most MAX_ANNOUNCED a peer.
  *
  * A read takes the rest of a payload straight into its destination and what
  * follows into a small stash: the next header and, for a small message, its
@@ -82,13 +86,16 @@
 #define ACCEPTS_PER_EVENT 16
 #define READ_BUDGET (1024 * 1024) /* bytes one connection reads per progress call */
 #define STASH 2048                 /* bytes a read takes past the current payload */
+#define MAX_ANNOUNCED 4096 /* RTS a peer may have waiting for their receives */
 
 enum frame_type {
     FRAME_HELLO = 1,
     FRAME_ACK,
     FRAME_CHUNK = 4, /* 3 was an eager message, gone with the API that sent it */
     FRAME_CHALLENGE,
-    FRAME_YIELD /* instead of ACK: the acceptor's own connection on this link wins */
+    FRAME_YIELD, /* instead of ACK: the acceptor's own connection on this link wins */
+    FRAME_RTS,   /* a large transfer's announcement (tag, total): its data waits for a CTS */
+    FRAME_CTS    /* the receive of an announced transfer is posted: send its data */
 };
 
 struct frame {
@@ -131,6 +138,7 @@ struct conn {
     uint8_t handshake[COLL_ASYNC_TCP_HELLO_BYTES]; /* a handshake frame's payload */
     uint64_t deadline_ms; /* unproven: when it is closed */
     bool stalled;         /* a chunk's header read, its payload waits for staging room */
+    bool tx_control;      /* the frame being written is an RTS or a CTS, of no op's data */
 
     uint8_t rx_header[HEADER];
     size_t rx_header_have;
@@ -163,6 +171,7 @@ struct unexpected {
     size_t total, received;
     size_t end; /* past the furthest chunk begun in staging */
     char *staging;
+    bool announced; /* an RTS: nothing staged, its sender waits for the CTS */
 };
 
 /* A transfer's own fields, in its state area. */
@@ -193,6 +202,10 @@ struct coll_async_tcp_peer {
     int routable; /* links this side can connect (addresses known) */
     struct link links[COLL_ASYNC_TCP_MAX_LINKS];
     struct coll_async_transfer_queue bulk; /* sends, in order */
+    struct coll_async_transfer_queue announce; /* large sends whose RTS is not written yet */
+    struct coll_async_transfer_queue awaiting; /* large sends whose RTS went, waiting for CTS */
+    uint64_t *cts;                     /* tags to answer with a CTS */
+    int ncts, cts_capacity, nannounced;
     struct coll_async_transfer *posted;  /* bulk receives */
     struct unexpected *unexpected;
     struct coll_async_tcp_peer *next;  /* every peer record, for deadlines and destroy */
@@ -271,6 +284,7 @@ void tcp_conn_send_ack(struct coll_async_tcp *tcp, struct conn *conn);
 void tcp_conn_hello(struct coll_async_tcp *tcp, struct conn *conn);
 void tcp_conn_ack(struct coll_async_tcp *tcp, struct conn *conn);
 void tcp_conn_yielded(struct coll_async_tcp *tcp, struct conn *conn);
+int tcp_queue_cts(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer, uint64_t tag);
 
 /* coll_async_tcp_read.c: receiving: chunks matched to receives or staged, frame checks, reading. */
 

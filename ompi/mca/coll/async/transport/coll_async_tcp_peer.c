@@ -313,7 +313,11 @@ static void fail_receives(struct coll_async_tcp *tcp, struct coll_async_tcp_peer
         struct unexpected *u = peer->unexpected;
 
         peer->unexpected = u->next;
-        tcp->staged -= u->total;
+        if (u->announced) {
+            --peer->nannounced;
+        } else {
+            tcp->staged -= u->total;
+        }
         coll_async_scratch_give(u->staging);
         free(u);
     }
@@ -350,6 +354,9 @@ void tcp_peer_fail(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
         link->conn = NULL;
     }
     fail_queue(tcp, peer, &peer->bulk);
+    fail_queue(tcp, peer, &peer->announce);
+    fail_queue(tcp, peer, &peer->awaiting);
+    peer->ncts = 0;
     fail_receives(tcp, peer);
 }
 

@@ -59,13 +59,18 @@ void tcp_recv_finish(struct coll_async_tcp *tcp, struct coll_async_transfer *op)
 }
 
 /* Staging for a chunk whose receive is not posted: NULL with -EAGAIN while the
- * transfer does not fit under staging_limit (back-pressure), -ENOMEM, or
- * -EPROTO for a total other than the transfer's first chunk said. */
+ * transfer does not fit under staging_limit (back-pressure), -ENOMEM, -EPROTO
+ * for a total other than the transfer's first chunk said, or -ENOMSG for a
+ * chunk of an announced transfer (its sender waits for the CTS). */
 static char *unexpected_target(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
                                const struct frame *frame, int *rc)
 {
     struct unexpected *u = find_unexpected(peer, frame->tag);
 
+    if (NULL != u && u->announced) {
+        *rc = -ENOMSG;
+        return NULL;
+    }
     if (NULL == u) {
         if (frame->total > tcp->config.staging_limit - tcp->staged) {
             *rc = -EAGAIN;
@@ -91,7 +96,7 @@ static char *unexpected_target(struct coll_async_tcp *tcp, struct coll_async_tcp
 }
 
 /* Where a chunk's payload goes: the posted buffer, or staging. 0, -EAGAIN (no
- * staging room yet), -ENOMEM or -EPROTO. */
+ * staging room yet), -ENOMEM, -EPROTO or -ENOMSG (unexpected_target's). */
 static int chunk_target(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer,
                         const struct frame *frame, char **dst)
 {
@@ -138,6 +143,62 @@ static void chunk_arrived(struct coll_async_tcp *tcp, struct coll_async_tcp_peer
     }
 }
 
+/* An announced transfer: its receive gets a CTS now or when it is posted. */
+static void rts_arrived(struct coll_async_tcp *tcp, struct conn *conn, const struct frame *frame)
+{
+    struct coll_async_tcp_peer *peer = conn->peer;
+    struct coll_async_transfer *op = tcp_find_posted(peer, frame->tag);
+    struct unexpected *u;
+
+    if (NULL != op) {
+        if (op_of(op)->has_total || frame->total > op_of(op)->length) {
+            tcp_conn_fail(tcp, conn, "receive: an RTS longer than its receive, or for a transfer under way", -EPROTO);
+            return;
+        }
+        op_of(op)->has_total = true;
+        op->bytes = frame->total;
+        if (0 != tcp_queue_cts(tcp, peer, frame->tag)) {
+            tcp_conn_fail(tcp, conn, "receive", -ENOMEM);
+        }
+        return;
+    }
+    if (NULL != find_unexpected(peer, frame->tag)) {
+        tcp_conn_fail(tcp, conn, "receive: an RTS for a transfer already under way", -EPROTO);
+        return;
+    }
+    if (peer->nannounced >= MAX_ANNOUNCED) {
+        tcp_conn_fail(tcp, conn, "receive: an RTS past the most announced transfers a peer may "
+                                 "have waiting for their receives", -EPROTO);
+        return;
+    }
+    if (NULL == (u = calloc(1, sizeof(*u)))) {
+        tcp_conn_fail(tcp, conn, "receive", -ENOMEM);
+        return;
+    }
+    u->tag = frame->tag;
+    u->total = frame->total;
+    u->announced = true;
+    u->next = peer->unexpected;
+    peer->unexpected = u;
+    ++peer->nannounced;
+}
+
+/* The receiver posted: an announced send's chunks may go. */
+static void cts_arrived(struct coll_async_tcp *tcp, struct conn *conn, const struct frame *frame)
+{
+    struct coll_async_tcp_peer *peer = conn->peer;
+
+    for (struct coll_async_transfer *op = peer->awaiting.head; NULL != op; op = op->next) {
+        if (op_of(op)->tag == frame->tag) {
+            coll_async_transfer_remove(&peer->awaiting, op);
+            coll_async_transfer_push(&peer->bulk, op);
+            tcp_peer_kick(tcp, peer, peer->nlinks);
+            return;
+        }
+    }
+    tcp_conn_fail(tcp, conn, "receive: a CTS for no transfer announced", -EPROTO);
+}
+
 static void frame_end(struct coll_async_tcp *tcp, struct conn *conn)
 {
     const struct frame *frame = &conn->rx_frame;
@@ -152,6 +213,10 @@ static void frame_end(struct coll_async_tcp *tcp, struct conn *conn)
         tcp_conn_yielded(tcp, conn);
     } else if (CONN_HELLO_SENT == conn->state) {
         tcp_conn_ack(tcp, conn);
+    } else if (FRAME_RTS == frame->type) {
+        rts_arrived(tcp, conn, frame);
+    } else if (FRAME_CTS == frame->type) {
+        cts_arrived(tcp, conn, frame);
     } else {
         chunk_arrived(tcp, peer, frame, conn->rx_dst);
     }
@@ -210,6 +275,20 @@ static const char *frame_check(const struct conn *conn,
     if (frame->reserved_set) {
         return "receive: a frame whose reserved fields are not zero";
     }
+    if (FRAME_RTS == frame->type) {
+        if (0 != frame->length || 0 != frame->offset || 0 == frame->total
+            || frame->total > MAX_TRANSFER) {
+            return "receive: an RTS with a payload, an offset, or a total of 0 or past the "
+                   "largest transfer";
+        }
+        return NULL;
+    }
+    if (FRAME_CTS == frame->type) {
+        if (0 != (frame->length | frame->offset | frame->total)) {
+            return "receive: a CTS with a payload, an offset or a total";
+        }
+        return NULL;
+    }
     if (FRAME_CHUNK != frame->type) {
         snprintf(why, size, "receive: a frame of unknown type %u", frame->type);
         return why;
@@ -241,7 +320,10 @@ static int data_target(struct coll_async_tcp *tcp, struct conn *conn, char **dst
     const struct frame *frame = &conn->rx_frame;
     int rc = chunk_target(tcp, conn->peer, frame, dst);
 
-    if (0 != rc && -EAGAIN != rc) {
+    if (-ENOMSG == rc) {
+        tcp_conn_fail(tcp, conn, "receive: a chunk of an announced transfer before its CTS",
+                      -EPROTO);
+    } else if (0 != rc && -EAGAIN != rc) {
         tcp_conn_fail(tcp, conn,
                       -EPROTO == rc ? "receive: a bulk transfer longer than the receive posted for "
                                       "its tag, or of two lengths"
@@ -268,6 +350,10 @@ static void frame_begin(struct coll_async_tcp *tcp, struct conn *conn)
     }
     if (CONN_ESTABLISHED != conn->state) {
         payload_begin(tcp, conn, (char *) conn->handshake); /* frame_check: its length fits */
+        return;
+    }
+    if (FRAME_CHUNK != frame->type) {
+        payload_begin(tcp, conn, NULL); /* no payload: frame_end at once */
         return;
     }
     rc = data_target(tcp, conn, &dst);
