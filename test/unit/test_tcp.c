@@ -612,6 +612,12 @@ static void striped(int rank, int nranks)
         CHECK(0 == tcp_recv(tcp, 1, 9, data, STRIPED_BYTES + 100, &op));
         wait_op(tcp, &op);
         CHECK(0 == op.status && (1 << 20) + 5 == op.bytes && holds(data, op.bytes, 1, 9));
+        if (0 != rendezvous_bytes) { /* it waited for the post: nothing staged */
+            struct coll_async_tcp_guard_stats guard;
+
+            coll_async_tcp_guard_stats(tcp, &guard);
+            CHECK(0 == guard.staging_copied && 0 == guard.announced);
+        }
     } else {
         memset(data, 0, STRIPED_BYTES);
         CHECK(0 == tcp_recv(tcp, 0, 7, data, STRIPED_BYTES, &op));
@@ -646,7 +652,13 @@ static void test_striped_rendezvous_2(void **state)
     (void) state;
     rendezvous_bytes = 1 << 20;
     run_ranks(2, striped);
-    rendezvous_bytes = 0;
+}
+
+static int no_rendezvous(void **state)
+{
+    (void) state;
+    rendezvous_bytes = 0; /* also after a failed run */
+    return 0;
 }
 
 /* Both sides connect at the same moment: one connection per link survives. */
@@ -1307,6 +1319,37 @@ static void test_rendezvous(void **state)
     close_pair(&pair);
 }
 
+/* A peer that announced a transfer and then died (reset: its socket's error
+ * waits, unread, when the receive is posted): the receive fails instead of
+ * waiting for data that will never come. */
+static void test_rendezvous_sender_gone(void **state)
+{
+    struct coll_async_tcp *tcp = open_single(5000);
+    struct coll_async_transfer recv = {0};
+    struct linger reset = {.l_onoff = 1, .l_linger = 0};
+    uint8_t header[32], in[100];
+    int fd = fake_proven_peer(tcp), rc;
+
+    (void) state;
+    test_frame_header(header, TEST_FRAME_RTS, 0, 10, 0, sizeof(in));
+    send_all(fd, header, 32);
+    for (int i = 0; i < 50 && 0 == guard_of(tcp).announced; ++i) {
+        step(tcp);
+    }
+    assert_int_equal(guard_of(tcp).announced, 1);
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset)), 0);
+    close(fd);
+    nanosleep(&(struct timespec){0, 20000000}, NULL); /* let the reset arrive */
+    rc = tcp_recv(tcp, 1, 10, in, sizeof(in), &recv);
+    if (0 == rc) {
+        wait_op_parent(tcp, &recv);
+        rc = recv.status;
+    }
+    print_message("receive after the sender's reset: %s\n", strerror(-rc));
+    assert_true(rc < 0);
+    tcp_destroy(tcp);
+}
+
 /* Staging is bounded: transfers for tags not posted yet take at most the limit;
  * the next one stops its connection (and what follows on it) until a receive
  * is posted, and then everything arrives whole. */
@@ -1446,7 +1489,7 @@ int main(void)
         cmocka_unit_test(test_if_filter),
         cmocka_unit_test(test_small_transfers_3),
         cmocka_unit_test(test_striped_2),
-        cmocka_unit_test(test_striped_rendezvous_2),
+        cmocka_unit_test_teardown(test_striped_rendezvous_2, no_rendezvous),
         cmocka_unit_test(test_simultaneous_connect),
         cmocka_unit_test(test_lazy_connect_3),
         cmocka_unit_test(test_peer_killed),
@@ -1461,6 +1504,7 @@ int main(void)
         cmocka_unit_test(test_chunk_past_total),
         cmocka_unit_test(test_rendezvous_frames_checked),
         cmocka_unit_test(test_rendezvous),
+        cmocka_unit_test(test_rendezvous_sender_gone),
         cmocka_unit_test(test_staging_backpressure),
         cmocka_unit_test(test_receive_posted_midway),
         cmocka_unit_test(test_receive_posted_mid_chunk),

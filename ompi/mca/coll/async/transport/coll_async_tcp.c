@@ -140,6 +140,10 @@ static int recv_adopt(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *pe
         return 0;
     }
     if (u->total > op_of(op)->length) {
+        if (u->announced) { /* else its sender would wait for a CTS for good */
+            tcp_peer_fail(tcp, peer, 0, "receive: an announced transfer longer than its receive",
+                          -EMSGSIZE);
+        }
         return -EMSGSIZE;
     }
     *p = u->next;
@@ -148,7 +152,7 @@ static int recv_adopt(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *pe
         op_of(op)->has_total = true;
         op->bytes = u->total;
         free(u);
-        if (0 != tcp_queue_cts(tcp, peer, op_of(op)->tag)) {
+        if (0 != tcp_queue_cts(peer, op_of(op)->tag)) {
             tcp_peer_fail(tcp, peer, 0, "receive", -ENOMEM); /* else the sender waits for good */
             return -ENOMEM;
         }
@@ -188,8 +192,9 @@ static int tcp_recv(struct coll_async_transport *transport, uint32_t id, uint64_
     op->next = peer->posted;
     peer->posted = op;
     /* A receiver connects too: a sender that dies before it connects then
-     * fails the receive (refused, reset) instead of leaving it waiting. */
-    tcp_peer_kick(tcp, peer, 1);
+     * fails the receive (refused, reset) instead of leaving it waiting. Kicked
+     * once the receive is posted: a CTS that fails to go fails it too. */
+    tcp_peer_kick(tcp, peer, peer->ncts > 0 ? peer->nlinks : 1);
     return 0;
 }
 

@@ -45,7 +45,9 @@ static bool conn_take_control(struct coll_async_tcp_peer *peer, struct conn *con
     return true;
 }
 
-int tcp_queue_cts(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer, uint64_t tag)
+/* Queues a CTS for tag; the caller kicks the peer's links once its own state is
+ * consistent (writing may fail the peer). */
+int tcp_queue_cts(struct coll_async_tcp_peer *peer, uint64_t tag)
 {
     if (peer->ncts == peer->cts_capacity) {
         int capacity = peer->cts_capacity ? 2 * peer->cts_capacity : 16;
@@ -58,7 +60,6 @@ int tcp_queue_cts(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer, 
         peer->cts_capacity = capacity;
     }
     peer->cts[peer->ncts++] = tag;
-    tcp_peer_kick(tcp, peer, 1);
     return 0;
 }
 

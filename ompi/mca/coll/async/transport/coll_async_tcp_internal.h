@@ -284,7 +284,7 @@ void tcp_conn_send_ack(struct coll_async_tcp *tcp, struct conn *conn);
 void tcp_conn_hello(struct coll_async_tcp *tcp, struct conn *conn);
 void tcp_conn_ack(struct coll_async_tcp *tcp, struct conn *conn);
 void tcp_conn_yielded(struct coll_async_tcp *tcp, struct conn *conn);
-int tcp_queue_cts(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *peer, uint64_t tag);
+int tcp_queue_cts(struct coll_async_tcp_peer *peer, uint64_t tag);
 
 /* coll_async_tcp_read.c: receiving: chunks matched to receives or staged, frame checks, reading. */
 

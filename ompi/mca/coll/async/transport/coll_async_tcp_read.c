@@ -157,9 +157,11 @@ static void rts_arrived(struct coll_async_tcp *tcp, struct conn *conn, const str
         }
         op_of(op)->has_total = true;
         op->bytes = frame->total;
-        if (0 != tcp_queue_cts(tcp, peer, frame->tag)) {
+        if (0 != tcp_queue_cts(peer, frame->tag)) {
             tcp_conn_fail(tcp, conn, "receive", -ENOMEM);
+            return;
         }
+        tcp_peer_kick(tcp, peer, peer->nlinks); /* whichever link is free first */
         return;
     }
     if (NULL != find_unexpected(peer, frame->tag)) {
