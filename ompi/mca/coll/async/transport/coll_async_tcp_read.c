@@ -152,7 +152,9 @@ static void rts_arrived(struct coll_async_tcp *tcp, struct conn *conn, const str
 
     if (NULL != op) {
         if (op_of(op)->has_total || frame->total > op_of(op)->length) {
-            tcp_conn_fail(tcp, conn, "receive: an RTS longer than its receive, or for a transfer under way", -EPROTO);
+            tcp_conn_fail(tcp, conn,
+                          "receive: an RTS longer than its receive, or for a transfer under way",
+                          -EPROTO);
             return;
         }
         op_of(op)->has_total = true;
