@@ -14,7 +14,8 @@
  * transfers under load, striping over two "interfaces" (127.0.0.1 and 127.0.0.2,
  * both on lo), simultaneous connects, lazy connects, a peer killed mid-transfer,
  * refused and timed-out connections; strangers (a wrong MAC, silence, more
- * than the cap), a proven peer breaking the frame bounds, and bounded staging.
+ * than the cap), a proven peer breaking the frame bounds, bounded staging, and
+ * transfers announced before their data (the rendezvous) and its bounds.
  *
  * The children (forked_ranks.h) exchange address blobs and meet at barriers through a shared
  * anonymous mapping, standing in for the modex.
