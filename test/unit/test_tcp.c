@@ -1202,10 +1202,9 @@ static void test_unproven_cap(void **state)
     close_pair(&pair);
 }
 
-/* A proven peer sends a header that breaks the frame bounds: the peer fails
- * with a message that says which, before any payload is read. */
-/* A proven peer sends count headers: the receive of tag 9 (16 bytes) fails with
- * expected, and the connection closes. */
+/* A proven peer sends count headers, the last of which breaks the protocol: the
+ * receive of tag 9 (16 bytes) fails with expected, a message that says which,
+ * before any payload is read, and the connection closes. */
 static void proven_peer_breaks(const uint8_t *headers, size_t count, const char *expected)
 {
     struct coll_async_tcp *tcp = open_single(5000);

@@ -147,10 +147,10 @@ static int recv_adopt(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *pe
         return -EMSGSIZE;
     }
     *p = u->next;
+    op_of(op)->has_total = true;
+    op->bytes = u->total;
     if (u->announced) { /* nothing staged: the sender waits for this CTS */
         --peer->nannounced;
-        op_of(op)->has_total = true;
-        op->bytes = u->total;
         free(u);
         if (0 != tcp_queue_cts(peer, op_of(op)->tag)) {
             tcp_peer_fail(tcp, peer, 0, "receive", -ENOMEM); /* else the sender waits for good */
@@ -160,8 +160,6 @@ static int recv_adopt(struct coll_async_tcp *tcp, struct coll_async_tcp_peer *pe
     }
     memcpy(op_of(op)->buffer, u->staging, u->end);
     tcp->staging_copied += u->end;
-    op_of(op)->has_total = true;
-    op->bytes = u->total;
     op_of(op)->received = u->received;
     op_of(op)->staging = u->staging;
     free(u);

@@ -18,14 +18,20 @@
 
 /* Receiving */
 
-struct coll_async_transfer *tcp_find_posted(struct coll_async_tcp_peer *peer, uint64_t tag)
+/* The transfer of tag in the list that starts at first (linked through next). */
+static struct coll_async_transfer *find_tagged(struct coll_async_transfer *first, uint64_t tag)
 {
-    for (struct coll_async_transfer *op = peer->posted; NULL != op; op = op->next) {
+    for (struct coll_async_transfer *op = first; NULL != op; op = op->next) {
         if (op_of(op)->tag == tag) {
             return op;
         }
     }
     return NULL;
+}
+
+struct coll_async_transfer *tcp_find_posted(struct coll_async_tcp_peer *peer, uint64_t tag)
+{
+    return find_tagged(peer->posted, tag);
 }
 
 static struct unexpected *find_unexpected(struct coll_async_tcp_peer *peer, uint64_t tag)
@@ -191,16 +197,15 @@ static void rts_arrived(struct coll_async_tcp *tcp, struct conn *conn, const str
 static void cts_arrived(struct coll_async_tcp *tcp, struct conn *conn, const struct frame *frame)
 {
     struct coll_async_tcp_peer *peer = conn->peer;
+    struct coll_async_transfer *op = find_tagged(peer->awaiting.head, frame->tag);
 
-    for (struct coll_async_transfer *op = peer->awaiting.head; NULL != op; op = op->next) {
-        if (op_of(op)->tag == frame->tag) {
-            coll_async_transfer_remove(&peer->awaiting, op);
-            coll_async_transfer_push(&peer->bulk, op);
-            tcp_peer_kick(tcp, peer, peer->nlinks);
-            return;
-        }
+    if (NULL == op) {
+        tcp_conn_fail(tcp, conn, "receive: a CTS for no transfer announced", -EPROTO);
+        return;
     }
-    tcp_conn_fail(tcp, conn, "receive: a CTS for no transfer announced", -EPROTO);
+    coll_async_transfer_remove(&peer->awaiting, op);
+    coll_async_transfer_push(&peer->bulk, op);
+    tcp_peer_kick(tcp, peer, peer->nlinks);
 }
 
 static void frame_end(struct coll_async_tcp *tcp, struct conn *conn)
