@@ -24,7 +24,8 @@
 #include "coll_async_exchange.h"
 #include "coll_async_schedule.h"
 
-/* The slot's first line carries the header: the rounds its writer needs. */
+/* Unless the plan is uniform, the slot's first line carries the header: the
+ * rounds its writer needs. */
 #define HEADER_BYTES 64
 /* The alignment of the scratch space and of each rank's block in it. */
 #define SCRATCH_ALIGN 64
@@ -137,20 +138,36 @@ static int fold(const struct coll_async_exchange *plan)
     return rc;
 }
 
+/* A personal plan's slot has a lane per receiver other than its writer: a rank
+ * copies its own block locally, so a lane for it would only shorten the rest. */
+static int lane_count(const struct coll_async_exchange *plan)
+{
+    return plan->personal && plan->nranks > 1 ? plan->nranks - 1 : 1;
+}
+
+/* The lane of receiver's data in writer's slot. */
+static size_t lane_index(const struct coll_async_exchange *plan, int writer, int receiver)
+{
+    if (!plan->personal) {
+        return 0;
+    }
+    return (size_t) (receiver < writer ? receiver : receiver - 1);
+}
+
+/* Where the lanes start in a slot: a uniform plan counts its rounds itself, so
+ * its lanes take the whole slot (a slot-sized block crosses in one round). */
+static size_t header_bytes(const struct coll_async_exchange *plan)
+{
+    return plan->uniform ? 0 : HEADER_BYTES;
+}
+
 static size_t lane_bytes(const struct coll_async_sched *op)
 {
     const struct coll_async_exchange *plan = op->base.plan;
-    size_t lanes = plan->personal ? (size_t) plan->nranks : 1;
-    size_t lane = (schedule_shm(op)->slot_size - HEADER_BYTES) / lanes;
+    size_t lanes = (size_t) lane_count(plan);
+    size_t lane = (schedule_shm(op)->slot_size - header_bytes(plan)) / lanes;
 
     return lane >= 64 ? lane & ~(size_t) 63 : lane & ~(size_t) 7;
-}
-
-/* The block of this rank that lane `lane` of its slot carries. */
-static const struct coll_async_block *lane_block(const struct coll_async_exchange *plan,
-                                                 int lane)
-{
-    return plan->personal ? &plan->send[lane] : &plan->send[0];
 }
 
 /* Bytes of block that round `round` carries in a lane of `lane` bytes. */
@@ -199,19 +216,22 @@ static int write_round(struct coll_async_sched *op, size_t lane)
 {
     const struct coll_async_exchange *plan = op->base.plan;
     char *slot = coll_async_shm_slot(schedule_shm(op), plan->rank, op->seq);
-    int lanes = plan->personal ? plan->nranks : 1;
+    int blocks = plan->personal ? plan->nranks : 1;
 
-    if (0 == op->done) {
+    if (0 == op->done && !plan->uniform) {
         *(volatile uint64_t *) slot = rounds_needed(plan, lane);
     }
-    for (int i = 0; i < lanes; ++i) {
-        const struct coll_async_block *block = lane_block(plan, i);
+    for (int i = 0; i < blocks; ++i) {
+        const struct coll_async_block *block = &plan->send[i];
         size_t share = round_share(block, op->done, lane);
 
-        if (0 != share && (!plan->personal || i != plan->rank)
-            && OMPI_SUCCESS != coll_async_block_pack(block, op->done * lane,
-                                                     slot + HEADER_BYTES + (size_t) i * lane,
-                                                     share)) {
+        if (0 == share || (plan->personal && i == plan->rank)) {
+            continue;
+        }
+        if (OMPI_SUCCESS != coll_async_block_pack(block, op->done * lane,
+                                                  slot + header_bytes(plan)
+                                                      + lane_index(plan, plan->rank, i) * lane,
+                                                  share)) {
             return OMPI_ERROR;
         }
     }
@@ -221,17 +241,19 @@ static int write_round(struct coll_async_sched *op, size_t lane)
 static int read_round(struct coll_async_sched *op, size_t lane)
 {
     const struct coll_async_exchange *plan = op->base.plan;
-    size_t my_lane = plan->personal ? (size_t) plan->rank : 0;
 
     for (int rank = 0; rank < plan->nranks; ++rank) {
         const struct coll_async_block *block = &plan->recv[rank];
         size_t share = round_share(block, op->done, lane);
         const char *slot = coll_async_shm_slot(schedule_shm(op), rank, op->seq);
 
-        if (0 != share && rank != plan->rank
-            && OMPI_SUCCESS != coll_async_block_unpack(block, op->done * lane,
-                                                       slot + HEADER_BYTES + my_lane * lane,
-                                                       share)) {
+        if (0 == share || rank == plan->rank) {
+            continue;
+        }
+        if (OMPI_SUCCESS != coll_async_block_unpack(block, op->done * lane,
+                                                    slot + header_bytes(plan)
+                                                        + lane_index(plan, rank, plan->rank) * lane,
+                                                    share)) {
             return OMPI_ERROR;
         }
     }

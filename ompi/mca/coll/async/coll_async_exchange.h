@@ -17,14 +17,14 @@
  * The plan names, per peer, the block this rank sends and the block it receives.
  * A shared plan has one send block that every receiver reads (allgather, gather);
  * a personal plan has one per receiver (alltoall, scatter). In shared memory a
- * rank's slot holds a header line, then one lane (shared) or one lane per
- * receiver (personal). The data crosses in rounds of one lane. In a uniform plan
- * every rank's largest block has the same size (the collectives without v or w),
- * so each rank counts the rounds itself and waits only for the ranks it reads
- * from: a gather's senders leave as soon as their data is out. Otherwise every
- * rank writes in the first round how many rounds it needs, and all run the
- * largest, so the v-collectives agree on their length although no rank knows
- * every count.
+ * rank's slot holds one lane (shared) or one lane per other rank (personal). The
+ * data crosses in rounds of one lane. In a uniform plan every rank's largest
+ * block has the same size (the collectives without v or w), so each rank counts
+ * the rounds itself and waits only for the ranks it reads from: a gather's
+ * senders leave as soon as their data is out. Otherwise a header line precedes
+ * the lanes: every rank writes in the first round how many rounds it needs, and
+ * all run the largest, so the v-collectives agree on their length although no
+ * rank knows every count.
  */
 
 #ifndef MCA_COLL_ASYNC_EXCHANGE_H
