@@ -198,12 +198,22 @@ static int copy_through(const struct coll_async_block *from, const struct coll_a
     return rc;
 }
 
+/* The bytes a copy of from into to moves: none when either is empty or both are
+ * the same data. */
+static size_t copy_bytes(const struct coll_async_block *from, const struct coll_async_block *to)
+{
+    if (NULL == from->dtype || NULL == to->dtype
+        || (from->base == to->base && from->dtype == to->dtype)) {
+        return 0;
+    }
+    return from->bytes < to->bytes ? from->bytes : to->bytes;
+}
+
 int coll_async_block_copy(const struct coll_async_block *from, const struct coll_async_block *to)
 {
-    size_t bytes = from->bytes < to->bytes ? from->bytes : to->bytes;
+    size_t bytes = copy_bytes(from, to);
 
-    if (NULL == from->dtype || NULL == to->dtype || 0 == bytes
-        || (from->base == to->base && from->dtype == to->dtype)) {
+    if (0 == bytes) {
         return OMPI_SUCCESS;
     }
     if (NULL != from->contiguous && NULL != to->contiguous) {
@@ -215,4 +225,25 @@ int coll_async_block_copy(const struct coll_async_block *from, const struct coll
     }
     return ompi_datatype_sndrcv(from->base, (int32_t) from->count, from->dtype, to->base,
                                 (int32_t) to->count, to->dtype);
+}
+
+int coll_async_block_copy_part(const struct coll_async_block *from,
+                               const struct coll_async_block *to, size_t *copied, size_t most)
+{
+    size_t bytes = copy_bytes(from, to), length;
+
+    if (*copied >= bytes) {
+        *copied = bytes;
+        return OMPI_SUCCESS;
+    }
+    /* Overlapping ranges (not legal MPI, but memmove keeps them whole) go at once. */
+    if (NULL == from->contiguous || NULL == to->contiguous
+        || (from->contiguous < to->contiguous + bytes && to->contiguous < from->contiguous + bytes)) {
+        *copied = bytes;
+        return coll_async_block_copy(from, to);
+    }
+    length = bytes - *copied < most ? bytes - *copied : most;
+    memcpy(to->contiguous + *copied, from->contiguous + *copied, length);
+    *copied += length;
+    return OMPI_SUCCESS;
 }

@@ -64,4 +64,10 @@ int coll_async_block_unpack(const struct coll_async_block *block, size_t offset,
  * or both are the same data. */
 int coll_async_block_copy(const struct coll_async_block *from, const struct coll_async_block *to);
 
+/* Part of that copy, resumed at *copied (bytes of the stream copied so far, 0 at
+ * first): at most `most` bytes where both blocks are contiguous and apart, the
+ * rest at once otherwise. *copied ends at the copy's length when it is done. */
+int coll_async_block_copy_part(const struct coll_async_block *from,
+                               const struct coll_async_block *to, size_t *copied, size_t most);
+
 #endif /* MCA_COLL_ASYNC_BLOCK_H */

@@ -27,6 +27,8 @@
 /* Unless the plan is uniform, the slot's first line carries the header: the
  * rounds its writer needs. */
 #define HEADER_BYTES 64
+/* The most of its own block a rank copies per wait for its peers. */
+#define SELF_SLICE_BYTES (64 * 1024)
 /* The alignment of the scratch space and of each rank's block in it. */
 #define SCRATCH_ALIGN 64
 
@@ -295,14 +297,35 @@ static bool writers_arrived(struct coll_async_sched *op)
                            plan->uniform ? sends_here : NULL);
 }
 
-/* This rank's own block, once its first round is out: while the peers write
- * theirs, instead of after it has read them (in place, it stays for the finish). */
-static void copy_self_early(struct coll_async_sched *op)
+/* A slice of this rank's own block, while it waits for its peers: the wait's time
+ * is spent, and a root that copied its whole block first would hold up every
+ * round after. op->offset counts the bytes copied; in place, the copy stays for
+ * the finish. False when no copy was left to do. */
+static bool copy_self_while_waiting(struct coll_async_sched *op)
+{
+    const struct coll_async_exchange *plan = op->base.plan;
+    size_t before = op->offset;
+
+    if (plan->in_place) {
+        return false;
+    }
+    if (OMPI_SUCCESS
+        != coll_async_block_copy_part(&plan->self_from, &plan->self_to, &op->offset,
+                                      SELF_SLICE_BYTES)) {
+        op->failed = OMPI_ERROR;
+    }
+    return op->offset != before;
+}
+
+/* What the waits left of this rank's own block. */
+static void copy_self_rest(struct coll_async_sched *op)
 {
     const struct coll_async_exchange *plan = op->base.plan;
 
-    if (0 == op->done && !plan->in_place
-        && OMPI_SUCCESS != coll_async_block_copy(&plan->self_from, &plan->self_to)) {
+    if (!plan->in_place
+        && OMPI_SUCCESS
+               != coll_async_block_copy_part(&plan->self_from, &plan->self_to, &op->offset,
+                                             SIZE_MAX)) {
         op->failed = OMPI_ERROR;
     }
 }
@@ -317,6 +340,9 @@ static int exchange(struct coll_async_sched *op)
     for (;;) {
         if (0 == op->phase) {
             if (!schedule_may_write(op)) {
+                if (copy_self_while_waiting(op)) {
+                    continue;
+                }
                 return COLL_ASYNC_AGAIN;
             }
             if (OMPI_SUCCESS != write_round(op, lane)) {
@@ -324,9 +350,11 @@ static int exchange(struct coll_async_sched *op)
             }
             schedule_publish(op, COLL_ASYNC_SHM_ARRIVED);
             op->phase = 1;
-            copy_self_early(op);
         }
         if (!writers_arrived(op)) {
+            if (copy_self_while_waiting(op)) {
+                continue;
+            }
             return COLL_ASYNC_AGAIN;
         }
         if (0 == op->rounds) {
@@ -336,6 +364,7 @@ static int exchange(struct coll_async_sched *op)
             op->failed = OMPI_ERROR;
         }
         if (++op->done == op->rounds) {
+            copy_self_rest(op);
             return op->failed;
         }
         ++op->seq;
@@ -371,7 +400,7 @@ static int exchange_then_finish(struct coll_async_op *base)
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    /* Its first round ran copy_self_early, which leaves in place to the finish. */
+    /* The exchange copied this rank's own block, unless in place. */
     return plan->in_place ? coll_async_exchange_finish(plan) : fold_and_keep(plan);
 }
 
@@ -382,6 +411,7 @@ void coll_async_exchange_begin(struct coll_async_op *base)
 
     op->phase = 0;
     op->done = 0;
+    op->offset = 0;
     op->rounds = 0;
     op->failed = OMPI_SUCCESS;
     if (1 == plan->nranks) {
