@@ -297,11 +297,11 @@ static bool writers_arrived(struct coll_async_sched *op)
                            plan->uniform ? sends_here : NULL);
 }
 
-/* A slice of this rank's own block, while it waits for its peers: the wait's time
- * is spent, and a root that copied its whole block first would hold up every
- * round after. op->offset counts the bytes copied; in place, the copy stays for
- * the finish. False when no copy was left to do. */
-static bool copy_self_while_waiting(struct coll_async_sched *op)
+/* Up to most more bytes of this rank's own block (op->offset counts those copied):
+ * a slice while it waits for its peers, so the wait's time is spent and a root
+ * does not hold up its next rounds with its whole block; the rest at the end. In
+ * place, the copy stays for the finish. False when nothing was left to copy. */
+static bool copy_self(struct coll_async_sched *op, size_t most)
 {
     const struct coll_async_exchange *plan = op->base.plan;
     size_t before = op->offset;
@@ -310,24 +310,10 @@ static bool copy_self_while_waiting(struct coll_async_sched *op)
         return false;
     }
     if (OMPI_SUCCESS
-        != coll_async_block_copy_part(&plan->self_from, &plan->self_to, &op->offset,
-                                      SELF_SLICE_BYTES)) {
+        != coll_async_block_copy_part(&plan->self_from, &plan->self_to, &op->offset, most)) {
         op->failed = OMPI_ERROR;
     }
     return op->offset != before;
-}
-
-/* What the waits left of this rank's own block. */
-static void copy_self_rest(struct coll_async_sched *op)
-{
-    const struct coll_async_exchange *plan = op->base.plan;
-
-    if (!plan->in_place
-        && OMPI_SUCCESS
-               != coll_async_block_copy_part(&plan->self_from, &plan->self_to, &op->offset,
-                                             SIZE_MAX)) {
-        op->failed = OMPI_ERROR;
-    }
 }
 
 static int exchange(struct coll_async_sched *op)
@@ -340,7 +326,7 @@ static int exchange(struct coll_async_sched *op)
     for (;;) {
         if (0 == op->phase) {
             if (!schedule_may_write(op)) {
-                if (copy_self_while_waiting(op)) {
+                if (copy_self(op, SELF_SLICE_BYTES)) {
                     continue;
                 }
                 return COLL_ASYNC_AGAIN;
@@ -352,7 +338,7 @@ static int exchange(struct coll_async_sched *op)
             op->phase = 1;
         }
         if (!writers_arrived(op)) {
-            if (copy_self_while_waiting(op)) {
+            if (copy_self(op, SELF_SLICE_BYTES)) {
                 continue;
             }
             return COLL_ASYNC_AGAIN;
@@ -364,7 +350,7 @@ static int exchange(struct coll_async_sched *op)
             op->failed = OMPI_ERROR;
         }
         if (++op->done == op->rounds) {
-            copy_self_rest(op);
+            (void) copy_self(op, SIZE_MAX);
             return op->failed;
         }
         ++op->seq;
