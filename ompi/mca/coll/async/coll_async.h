@@ -269,8 +269,10 @@ mca_coll_base_module_t *mca_coll_async_comm_query(struct ompi_communicator_t *co
 struct coll_async_peers *mca_coll_async_module_peers(mca_coll_async_module_t *module,
                                                      struct ompi_communicator_t *comm);
 
-/* coll_async_placement.c: resolves coll_async_progress_cpus for the engine, once. */
+/* coll_async_placement.c: resolves coll_async_progress_cpus for the engine, once;
+ * whether this node runs more ranks of the job than the CPUs the job may use. */
 void mca_coll_async_place_progress_thread(const struct coll_async_config *config);
+bool mca_coll_async_node_oversubscribed(void);
 
 /* coll_async_dispatch.c: installs the entry points of every collective. */
 void mca_coll_async_dispatch_install(mca_coll_base_module_t *module);

@@ -77,6 +77,7 @@ static struct {
     uint32_t nforeign;
     bool memory_hooks;     /* Open MPI's memory framework opened for us */
     bool release_hook;     /* invalidating verbs registrations on free */
+    struct coll_async_transport *mailbox; /* the mapper's, while it is open */
     char interfaces[512];  /* for the verbose line */
 } network;
 
@@ -208,16 +209,27 @@ static uint64_t node_token(void)
 
 /* The shared-memory transport to the peers of this node, with its address blob
  * in the modex; NULL when it cannot open (said at verbose level 1: the peers
- * of this node are then reached as the others are). */
+ * of this node are then reached as the others are). With more ranks than CPUs
+ * its large transfers are pulled with CMA whatever coll_async_shm_cma says: a
+ * staged transfer advances only while both processes have a CPU, and the 16 MiB
+ * alltoall at 4 ranks on 2 cores over 2 virtual nodes had calls of several
+ * times its median that way (docs/performance.md). */
 static struct coll_async_transport *open_mailbox(const struct coll_async_config *settings)
 {
+    bool oversubscribed = mca_coll_async_node_oversubscribed();
     struct coll_async_mailbox_config config = {.self = network.self,
                                                .nprocs = network.nprocs,
                                                .key = mca_coll_async_card_mine()->key,
                                                .node = node_token(),
-                                               .try_cma = settings->channel.cma};
+                                               .try_cma = settings->channel.cma || oversubscribed};
     struct coll_async_transport *transport = NULL;
     int rc;
+
+    if (oversubscribed && !settings->channel.cma) {
+        opal_output_verbose(2, mca_coll_async_output,
+                            "coll:async: more ranks than CPUs here: the node's mailbox pulls "
+                            "large transfers with CMA");
+    }
 
     rc = coll_async_mailbox_create(&config, &transport);
     if (0 == rc) {
@@ -452,7 +464,8 @@ int mca_coll_async_network_open(const struct coll_async_config *config)
     network.ntransports = 0;
     /* Shared memory first, for the peers on this node; then verbs, which the
      * mapper prefers wherever it reaches a peer; then TCP. */
-    offer(transports, open_mailbox(config), COLL_ASYNC_CARD_SHM);
+    network.mailbox = open_mailbox(config);
+    offer(transports, network.mailbox, COLL_ASYNC_CARD_SHM);
     if (job_spans_nodes(config)) {
         verbs = open_verbs(config);
         network.peers[network.self] = NULL != verbs ? PEER_HAS_VERBS : 0;
@@ -486,6 +499,7 @@ void mca_coll_async_network_close(void)
     unwatch_freed_memory(); /* first: the hook reads network.net */
     coll_async_net_destroy(network.net);
     network.net = NULL;
+    network.mailbox = NULL;
     free(network.peers);
     network.peers = NULL;
     free(network.foreign);
@@ -500,6 +514,18 @@ struct coll_async_net *mca_coll_async_network(void)
 const char *mca_coll_async_network_interfaces(void)
 {
     return network.interfaces;
+}
+
+uint64_t mca_coll_async_network_mailbox_cma_sends(void)
+{
+    struct coll_async_mailbox_stats stats = {0};
+
+    if (NULL != network.net && NULL != network.mailbox) {
+        coll_async_engine_hold(); /* the driver's thread updates them */
+        coll_async_mailbox_stats(network.mailbox, &stats);
+        coll_async_engine_release();
+    }
+    return stats.cma_sends;
 }
 
 /* Hands proc's address blobs, from its card, to the mapper, which picks its

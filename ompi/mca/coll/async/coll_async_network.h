@@ -39,6 +39,9 @@ struct coll_async_net *mca_coll_async_network(void);
 /* "verbs over mlx5_0:1; TCP over eth0 10.0.0.1/24, eth1 10.0.1.1/24": what it uses. */
 const char *mca_coll_async_network_interfaces(void);
 
+/* Sends of this process over the node's mailbox that their receiver pulled with CMA. */
+uint64_t mca_coll_async_network_mailbox_cma_sends(void);
+
 /* Makes count processes reachable, writing their transport ids to ids: this
  * job's vpid, or for a process of another job (MPI_Comm_spawn,
  * connect/accept) an id from the job's size on (coll_async_network.c). Fails

@@ -260,7 +260,11 @@ static int register_shm(void)
                       "default: on the machines measured, pinning the peer's pages per call "
                       "costs more than the second copy), or when the kernel refuses CMA "
                       "(ptrace restrictions), large messages are pipelined through the "
-                      "double-buffered slots.",
+                      "double-buffered slots. Transfers of 1 MiB or more between ranks of "
+                      "one node in a communicator across nodes (the node's mailbox) are "
+                      "pulled through CMA when this is true, and also when the node runs "
+                      "more ranks than CPUs, where staging them needs both processes on a "
+                      "CPU at once.",
                       MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_6, &c->shm_cma);
     if (rc < 0) {
         return rc;

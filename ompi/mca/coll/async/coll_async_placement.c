@@ -173,8 +173,7 @@ static void keep_cpus_here(struct coll_async_cpuset *where, const char *given)
     hwloc_bitmap_free(missing);
 }
 
-/* Whether this node runs more ranks of the job than the CPUs the job may use. */
-static bool node_oversubscribed(void)
+bool mca_coll_async_node_oversubscribed(void)
 {
     hwloc_const_cpuset_t allowed = allowed_cpus();
     int cpus = NULL != allowed ? hwloc_bitmap_weight(allowed) : 0;
@@ -210,7 +209,7 @@ void mca_coll_async_place_progress_thread(const struct coll_async_config *config
         keep_cpus_here(&where, config->progress_cpus_value);
     }
     coll_async_engine_configure(&where);
-    if (node_oversubscribed()) {
+    if (mca_coll_async_node_oversubscribed()) {
         opal_output_verbose(2, mca_coll_async_output,
                             "coll:async: more ranks than CPUs here: waiting ranks yield at once");
         coll_async_engine_oversubscribed(true);

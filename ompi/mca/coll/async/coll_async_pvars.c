@@ -24,6 +24,7 @@
 #include "opal/mca/base/mca_base_pvar.h"
 
 #include "coll_async.h"
+#include "coll_async_network.h"
 #include "coll_async_schedule.h"
 #include "transport/coll_async_shm_pool.h"
 
@@ -35,12 +36,22 @@ volatile int64_t mca_coll_async_between_calls[COLL_ASYNC_NUM_ALGS];
 
 static int register_counter(const mca_base_component_t *component, const char *name,
                             const char *description, volatile int64_t *counter);
+static int register_reader(const mca_base_component_t *component, const char *name,
+                           const char *description, mca_base_get_value_fn_t read, void *ctx);
 static int register_algorithms(const mca_base_component_t *component);
 
 static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
     (void) obj;
     *(unsigned long long *) value = (unsigned long long) *(volatile int64_t *) pvar->ctx;
+    return OPAL_SUCCESS;
+}
+
+static int read_mailbox_cma_sends(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void) pvar;
+    (void) obj;
+    *(unsigned long long *) value = mca_coll_async_network_mailbox_cma_sends();
     return OPAL_SUCCESS;
 }
 
@@ -101,6 +112,14 @@ int mca_coll_async_pvars_register(const mca_base_component_t *component)
     if (rc < 0) {
         return rc;
     }
+    rc = register_reader(component, "mailbox_cma_sends",
+                         "Number of this process's transfers to ranks of its node, in "
+                         "communicators across nodes, that the receiver pulled with CMA "
+                         "(coll_async_shm_cma, or more ranks than CPUs on the node)",
+                         read_mailbox_cma_sends, NULL);
+    if (rc < 0) {
+        return rc;
+    }
     return register_algorithms(component);
 }
 
@@ -142,15 +161,20 @@ static int register_algorithms(const mca_base_component_t *component)
     return OMPI_SUCCESS;
 }
 
-static int register_counter(const mca_base_component_t *component, const char *name,
-                            const char *description, volatile int64_t *counter)
+static int register_reader(const mca_base_component_t *component, const char *name,
+                           const char *description, mca_base_get_value_fn_t read, void *ctx)
 {
     int rc = mca_base_component_pvar_register(
         component, name, description, OPAL_INFO_LVL_4,
         MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
         MCA_BASE_VAR_BIND_NO_OBJECT,
-        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
-        (void *) counter);
+        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read, NULL, NULL, ctx);
 
     return rc < 0 ? rc : OMPI_SUCCESS;
+}
+
+static int register_counter(const mca_base_component_t *component, const char *name,
+                            const char *description, volatile int64_t *counter)
+{
+    return register_reader(component, name, description, read_counter, (void *) counter);
 }

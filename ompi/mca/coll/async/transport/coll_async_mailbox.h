@@ -61,7 +61,8 @@
  * 2-vCPU VM): staged is faster at every size there, 2x at 8 B (no syscall),
  * 1.3-1.5x from 256 KiB to 16 MiB (sender and receiver copy in parallel,
  * where CMA is one copy on one core plus pinning pages); CMA's one copy halves
- * the memory traffic, which counts on a node whose every core runs a rank. */
+ * the memory traffic, which counts on a node whose every core runs a rank, and
+ * needs no turn of the sender's, which counts where ranks share cores. */
 #define COLL_ASYNC_MAILBOX_CMA_MIN (1024 * 1024)
 
 struct coll_async_mailbox_config {
