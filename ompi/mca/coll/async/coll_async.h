@@ -73,6 +73,7 @@ typedef struct mca_coll_async_component_t {
     int tcp_connect_timeout;
     size_t tcp_staging_limit;
     size_t tcp_rendezvous_bytes;
+    size_t tcp_chunk_bytes;
     char *verbs_if_include;
     char *verbs_if_exclude;
     int verbs_ports;

@@ -59,13 +59,15 @@ struct coll_async_config {
 
     /* The transports between nodes: TCP's interfaces (lists as given, "": all),
      * connections per peer (0: one per interface pair), connection deadline,
-     * staging bound and rendezvous size (0: never); the verbs ports (lists as given) and how many to use (0: all). */
+     * staging bound, rendezvous size (0: never) and frame size; the verbs ports
+     * (lists as given) and how many to use (0: all). */
     struct {
         const char *include, *exclude;
         int links;
         int connect_timeout_s;
         size_t staging_limit;
         size_t rendezvous_bytes;
+        size_t chunk_bytes;
     } tcp;
     struct {
         const char *include, *exclude;

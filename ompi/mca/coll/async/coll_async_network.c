@@ -276,6 +276,7 @@ static struct coll_async_transport *open_tcp(const struct coll_async_tcp_if *ifs
                                                settings->tcp.connect_timeout_s * 1000,
                                            .staging_limit = settings->tcp.staging_limit,
                                            .rendezvous_bytes = settings->tcp.rendezvous_bytes,
+                                           .chunk_size = settings->tcp.chunk_bytes,
                                            .on_refused = say_refused,
                                            .names = {.name_of = name_of_id,
                                                      .id_of = id_of_name}};

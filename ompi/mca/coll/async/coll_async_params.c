@@ -49,6 +49,13 @@
 #define MAX_TCP_STAGING ((size_t) 1 << 40)
 #define DEFAULT_TCP_RENDEZVOUS ((size_t) 1 << 20)
 #define TCP_STAGING_RANGE "65536 (64 KiB) to 1099511627776 (1 TiB); default 67108864 (64 MiB)"
+/* 512 KiB: a quarter of the system calls of 128 KiB frames, which made the 16 MiB
+ * alltoall over TCP 1.2x slower than btl/tcp; 1 MiB measured alike there and
+ * slower in some bcasts (docs/performance.md). */
+#define DEFAULT_TCP_CHUNK ((size_t) 512 << 10)
+#define MIN_TCP_CHUNK ((size_t) 4 << 10)
+#define MAX_TCP_CHUNK ((size_t) 64 << 20)
+#define TCP_CHUNK_RANGE "4096 (4 KiB) to 67108864 (64 MiB); default 524288 (512 KiB)"
 _Static_assert(MAX_TIMEOUT_S == 2147483, "MAX_TIMEOUT_TEXT says MAX_TIMEOUT_S");
 
 /* The component whose fields the parameters are registered into (the one
@@ -486,6 +493,16 @@ static int register_network(void)
     if (rc < 0) {
         return rc;
     }
+    c->tcp_chunk_bytes = DEFAULT_TCP_CHUNK;
+    rc = register_var("tcp_chunk_bytes",
+                      "Bytes of a TCP transfer that one frame carries and one system call "
+                      "writes (" TCP_CHUNK_RANGE "). A transfer crosses a peer's links in "
+                      "frames of this size; a larger one costs fewer system calls, and "
+                      "holds a rendezvous' announcement or answer behind it longer.",
+                      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->tcp_chunk_bytes);
+    if (rc < 0) {
+        return rc;
+    }
     c->verbs_if_include = "";
     rc = register_var("verbs_if_include",
                       "RDMA devices and ports the verbs transport may use between nodes: "
@@ -747,6 +764,7 @@ static void fill_config(const mca_coll_async_component_t *c, struct coll_async_c
     config->tcp.connect_timeout_s = c->tcp_connect_timeout;
     config->tcp.staging_limit = c->tcp_staging_limit;
     config->tcp.rendezvous_bytes = c->tcp_rendezvous_bytes;
+    config->tcp.chunk_bytes = c->tcp_chunk_bytes;
     config->verbs.include = c->verbs_if_include;
     config->verbs.exclude = c->verbs_if_exclude;
     config->verbs.ports = c->verbs_ports;
@@ -819,6 +837,14 @@ int mca_coll_async_params_check(mca_coll_async_component_t *c)
         snprintf(given, sizeof(given), "%zu", c->tcp_staging_limit);
         mca_coll_async_show_help(mca_coll_async_first_process(), "bad value",
                                  "tcp_staging_limit", given, "a number of bytes, " TCP_STAGING_RANGE);
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    if (c->tcp_chunk_bytes < MIN_TCP_CHUNK || c->tcp_chunk_bytes > MAX_TCP_CHUNK) {
+        char given[32];
+
+        snprintf(given, sizeof(given), "%zu", c->tcp_chunk_bytes);
+        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value",
+                                 "tcp_chunk_bytes", given, "a number of bytes, " TCP_CHUNK_RANGE);
         rc = OMPI_ERR_BAD_PARAM;
     }
     /* Written so that NaN fails too. */

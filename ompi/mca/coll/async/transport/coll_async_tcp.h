@@ -99,7 +99,7 @@ struct coll_async_tcp_config {
     int nifs;                            /* 1 .. COLL_ASYNC_TCP_MAX_IFS */
     uint32_t self, nprocs;               /* this process's id; ids are below nprocs */
     struct coll_async_key key;           /* this process's: a connector proves it knows it */
-    size_t chunk_size;                   /* bulk striping unit; 0: 128 KiB */
+    size_t chunk_size;                   /* bytes a frame carries, the striping unit; 0: 512 KiB */
     int max_links;                       /* connections per peer; 0: as many as pairs */
     int connect_timeout_ms;              /* 0: 10 s; also how long an accepted connection
                                           * may take to prove itself */

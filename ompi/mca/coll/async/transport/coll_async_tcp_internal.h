@@ -75,7 +75,7 @@
 #define ADDRESS_MAGIC0 0xca
 #define ADDRESS_MAGIC1 0x54
 #define ADDRESS_VERSION 1
-#define DEFAULT_CHUNK (128 * 1024)
+#define DEFAULT_CHUNK (512 * 1024)
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000
 #define DEFAULT_STAGING_LIMIT ((size_t) 64 << 20)
 #define DEFAULT_MAX_UNPROVEN 64 /* fds and ~2.5 KiB each that strangers can hold */
