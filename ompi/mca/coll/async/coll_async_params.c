@@ -675,6 +675,20 @@ static bool in_range(const char *name, int value, int min, int max, const char *
     return false;
 }
 
+/* The same for a number of bytes. */
+static bool bytes_in_range(const char *name, size_t value, size_t min, size_t max,
+                           const char *valid)
+{
+    char given[32];
+
+    if (value >= min && value <= max) {
+        return true;
+    }
+    snprintf(given, sizeof(given), "%zu", value);
+    mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", name, given, valid);
+    return false;
+}
+
 /* The shared-memory parameters, which size the segments: values that would
  * overflow its length or make no sense are refused with their valid range. */
 static int check_shm(void)
@@ -831,20 +845,10 @@ int mca_coll_async_params_check(mca_coll_async_component_t *c)
                      "0 (no bound) or a number of nodes")) {
         rc = OMPI_ERR_BAD_PARAM;
     }
-    if (c->tcp_staging_limit < MIN_TCP_STAGING || c->tcp_staging_limit > MAX_TCP_STAGING) {
-        char given[32];
-
-        snprintf(given, sizeof(given), "%zu", c->tcp_staging_limit);
-        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value",
-                                 "tcp_staging_limit", given, "a number of bytes, " TCP_STAGING_RANGE);
-        rc = OMPI_ERR_BAD_PARAM;
-    }
-    if (c->tcp_chunk_bytes < MIN_TCP_CHUNK || c->tcp_chunk_bytes > MAX_TCP_CHUNK) {
-        char given[32];
-
-        snprintf(given, sizeof(given), "%zu", c->tcp_chunk_bytes);
-        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value",
-                                 "tcp_chunk_bytes", given, "a number of bytes, " TCP_CHUNK_RANGE);
+    if (!bytes_in_range("tcp_staging_limit", c->tcp_staging_limit, MIN_TCP_STAGING,
+                        MAX_TCP_STAGING, "a number of bytes, " TCP_STAGING_RANGE)
+        || !bytes_in_range("tcp_chunk_bytes", c->tcp_chunk_bytes, MIN_TCP_CHUNK, MAX_TCP_CHUNK,
+                           "a number of bytes, " TCP_CHUNK_RANGE)) {
         rc = OMPI_ERR_BAD_PARAM;
     }
     /* Written so that NaN fails too. */
