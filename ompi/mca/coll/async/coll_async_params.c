@@ -697,10 +697,8 @@ static int check_shm(void)
     char given[32];
     int rc = OMPI_SUCCESS;
 
-    if (c->shm_slot_size < MIN_SLOT_SIZE || c->shm_slot_size > MAX_SLOT_SIZE) {
-        snprintf(given, sizeof(given), "%zu", c->shm_slot_size);
-        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value", "shm_slot_size",
-                                 given, "a number of bytes from 4096 to 1073741824 (1 GiB)");
+    if (!bytes_in_range("shm_slot_size", c->shm_slot_size, MIN_SLOT_SIZE, MAX_SLOT_SIZE,
+                        "a number of bytes from 4096 to 1073741824 (1 GiB)")) {
         rc = OMPI_ERR_BAD_PARAM;
     }
     if (0 != c->shm_piece_size
@@ -713,10 +711,8 @@ static int check_shm(void)
                                  "1048575 pieces per slot");
         rc = OMPI_ERR_BAD_PARAM;
     }
-    if (c->shm_setup_timeout < 1 || c->shm_setup_timeout > MAX_SETUP_TIMEOUT) {
-        snprintf(given, sizeof(given), "%d", c->shm_setup_timeout);
-        mca_coll_async_show_help(mca_coll_async_first_process(), "bad value",
-                                 "shm_setup_timeout", given, "a number of seconds from 1 to 3600");
+    if (!in_range("shm_setup_timeout", c->shm_setup_timeout, 1, MAX_SETUP_TIMEOUT,
+                  "a number of seconds from 1 to 3600")) {
         rc = OMPI_ERR_BAD_PARAM;
     }
     return rc;
